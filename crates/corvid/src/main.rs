@@ -1,0 +1,123 @@
+//! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
+//! starts the server; see README for every setting.
+
+mod settings;
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let parsed = match settings::Settings::from_args(&args) {
+        Ok(settings::Command::Serve(s)) => s,
+        Ok(settings::Command::Help) => {
+            println!("{}", settings::USAGE);
+            return std::process::ExitCode::SUCCESS;
+        }
+        Ok(settings::Command::Version) => {
+            println!("corvid {}", env!("CARGO_PKG_VERSION"));
+            return std::process::ExitCode::SUCCESS;
+        }
+        Err(message) => {
+            eprintln!("corvid: {message}\n\n{}", settings::USAGE);
+            return std::process::ExitCode::from(2);
+        }
+    };
+    init_logging(&parsed.log_filter);
+    for ignored in &parsed.ignored {
+        tracing::info!(setting = %ignored, "ignoring RavenDB setting that Corvid does not use");
+    }
+    match run(parsed) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "server stopped with an error");
+            eprintln!("corvid: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_new(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .init();
+}
+
+fn run(settings: settings::Settings) -> std::io::Result<()> {
+    // Held until exit: removes an in-memory server's data directory.
+    let _temp_dir = match &settings.run_in_memory {
+        true => Some(
+            tempfile::Builder::new()
+                .prefix("corvid-in-memory-")
+                .tempdir()?,
+        ),
+        false => None,
+    };
+    let mut config = settings.config.clone();
+    if let Some(dir) = &_temp_dir {
+        config.data_dir = dir.path().to_owned();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("corvid-http")
+        .build()?;
+    let stop = Arc::new(Notify::new());
+    if let Some(pid) = settings.parent_pid {
+        watch_parent(pid, stop.clone());
+    }
+    runtime.block_on(async move {
+        let shutdown = {
+            let stop = stop.clone();
+            async move {
+                wait_for_signal(stop).await;
+                tracing::info!("shutdown requested");
+            }
+        };
+        corvid_server::serve(config, shutdown).await
+    })?;
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    Ok(())
+}
+
+async fn wait_for_signal(stop: Arc<Notify>) {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("install SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+            _ = stop.notified() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    tokio::select! {
+        _ = ctrl_c => {}
+        _ = stop.notified() => {}
+    }
+}
+
+/// Embedded launchers pass their pid; when that process is gone, shut down instead of lingering.
+fn watch_parent(pid: u32, stop: Arc<Notify>) {
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    if !proc_dir.exists() {
+        return;
+    }
+    let _ = std::thread::Builder::new()
+        .name("parent-watch".into())
+        .spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            if !proc_dir.exists() {
+                tracing::info!(pid, "parent process exited; shutting down");
+                stop.notify_one();
+                return;
+            }
+        });
+}

@@ -1,0 +1,311 @@
+//! Settings from (lowest to highest precedence) defaults, a TOML file, `CORVID_*` environment variables and
+//! command-line flags. RavenDB-style arguments from the official launchers are understood too.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use corvid_server::ServerConfig;
+use serde::Deserialize;
+
+pub const USAGE: &str = "\
+usage: corvid serve [options]
+
+options (each also as CORVID_<NAME> environment variable, or a key in the TOML file):
+  --url <http://host:port>          listen address; port 0 picks a free port   [http://127.0.0.1:8080]
+  --data-dir <path>                 where databases are stored                  [./corvid-data]
+  --config <file.toml>              read settings from a TOML file (CORVID_CONFIG)
+  --run-in-memory                   keep data in a temporary directory removed at exit
+  --max-concurrent-requests <n>     requests served at once; beyond: 503 busy  [1024]
+  --max-body-bytes <n>              largest request body accepted              [67108864]
+  --database-load-timeout-ms <n>    wait for a database to open before 503     [30000]
+  --shutdown-timeout-ms <n>         deadline to close databases at shutdown    [30000]
+  --write-queue-capacity <n>        queued writes per database before 503      [16384]
+  --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
+  --log-requests <true|false>       one log line per request                   [true]
+  --log <filter>                    log filter, e.g. info or debug             [info]
+
+RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are accepted;
+ones Corvid does not use are ignored with a log line.";
+
+pub enum Command {
+    Serve(Settings),
+    Help,
+    Version,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub config: ServerConfig,
+    pub run_in_memory: bool,
+    pub parent_pid: Option<u32>,
+    pub log_filter: String,
+    pub ignored: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSettings {
+    url: Option<String>,
+    data_dir: Option<PathBuf>,
+    run_in_memory: Option<bool>,
+    max_concurrent_requests: Option<usize>,
+    max_body_bytes: Option<usize>,
+    database_load_timeout_ms: Option<u64>,
+    shutdown_timeout_ms: Option<u64>,
+    write_queue_capacity: Option<usize>,
+    map_size_bytes: Option<usize>,
+    log_requests: Option<bool>,
+    log: Option<String>,
+}
+
+fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
+    value
+        .trim()
+        .parse()
+        .map_err(|_| format!("invalid value '{value}' for {name}"))
+}
+
+fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "" | "true" | "1" | "yes" => Ok(true),
+        "false" | "0" | "no" => Ok(false),
+        _ => Err(format!(
+            "invalid value '{value}' for {name} (true or false)"
+        )),
+    }
+}
+
+impl Settings {
+    fn defaults() -> Settings {
+        Settings {
+            config: ServerConfig::default(),
+            run_in_memory: false,
+            parent_pid: None,
+            log_filter: "info".into(),
+            ignored: Vec::new(),
+        }
+    }
+
+    /// Applies one named setting (`name` in snake_case) from any source.
+    fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
+        let c = &mut self.config;
+        match name {
+            "url" => c.url = value.to_owned(),
+            "data_dir" => c.data_dir = PathBuf::from(value),
+            "run_in_memory" => self.run_in_memory = parse_bool(name, value)?,
+            "max_concurrent_requests" => {
+                c.max_concurrent_requests = parse::<usize>(name, value)?.max(1)
+            }
+            "max_body_bytes" => c.max_body_bytes = parse(name, value)?,
+            "database_load_timeout_ms" => {
+                c.database_load_timeout = Duration::from_millis(parse(name, value)?)
+            }
+            "shutdown_timeout_ms" => {
+                c.shutdown_timeout = Duration::from_millis(parse(name, value)?)
+            }
+            "write_queue_capacity" => {
+                c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1)
+            }
+            "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
+            "log_requests" => c.log_requests = parse_bool(name, value)?,
+            "log" => self.log_filter = value.to_owned(),
+            _ => return Err(format!("unknown setting '{name}'")),
+        }
+        Ok(())
+    }
+
+    fn apply_file(&mut self, path: &str) -> Result<(), String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config file {path}: {e}"))?;
+        let file: FileSettings =
+            toml::from_str(&text).map_err(|e| format!("config file {path}: {e}"))?;
+        let pairs: Vec<(&str, Option<String>)> = vec![
+            ("url", file.url),
+            ("data_dir", file.data_dir.map(|p| p.display().to_string())),
+            ("run_in_memory", file.run_in_memory.map(|v| v.to_string())),
+            (
+                "max_concurrent_requests",
+                file.max_concurrent_requests.map(|v| v.to_string()),
+            ),
+            ("max_body_bytes", file.max_body_bytes.map(|v| v.to_string())),
+            (
+                "database_load_timeout_ms",
+                file.database_load_timeout_ms.map(|v| v.to_string()),
+            ),
+            (
+                "shutdown_timeout_ms",
+                file.shutdown_timeout_ms.map(|v| v.to_string()),
+            ),
+            (
+                "write_queue_capacity",
+                file.write_queue_capacity.map(|v| v.to_string()),
+            ),
+            ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
+            ("log_requests", file.log_requests.map(|v| v.to_string())),
+            ("log", file.log),
+        ];
+        for (name, value) in pairs {
+            if let Some(value) = value {
+                self.apply(name, &value)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn from_args(args: &[String]) -> Result<Command, String> {
+        let args: Vec<&str> = match args.first().map(String::as_str) {
+            Some("serve") => args[1..].iter().map(String::as_str).collect(),
+            Some("help" | "--help" | "-h") => return Ok(Command::Help),
+            Some("version" | "--version" | "-V") => return Ok(Command::Version),
+            _ => args.iter().map(String::as_str).collect(),
+        };
+        let env: Vec<(String, String)> = std::env::vars().collect();
+        Self::from_sources(&args, &env).map(Command::Serve)
+    }
+
+    fn from_sources(args: &[&str], env: &[(String, String)]) -> Result<Settings, String> {
+        let mut settings = Settings::defaults();
+        // The config file comes first so environment and flags override it.
+        let config_flag = args.iter().enumerate().find_map(|(i, a)| {
+            a.strip_prefix("--config=").map(str::to_owned).or_else(|| {
+                (*a == "--config")
+                    .then(|| args.get(i + 1).map(|s| s.to_string()))
+                    .flatten()
+            })
+        });
+        let config_env = env
+            .iter()
+            .find(|(k, _)| k == "CORVID_CONFIG")
+            .map(|(_, v)| v.clone());
+        if let Some(path) = config_flag.or(config_env) {
+            settings.apply_file(&path)?;
+        }
+        for (key, value) in env {
+            if let Some(name) = key.strip_prefix("CORVID_") {
+                let name = name.to_ascii_lowercase();
+                if name != "config" && name != "bin" {
+                    settings
+                        .apply(&name, value)
+                        .map_err(|e| format!("{key}: {e}"))?;
+                }
+            }
+        }
+        let mut i = 0;
+        while i < args.len() {
+            let arg = args[i];
+            i += 1;
+            let Some(flag) = arg.strip_prefix("--") else {
+                return Err(format!("unexpected argument '{arg}'"));
+            };
+            let (name, inline) = match flag.split_once('=') {
+                Some((n, v)) => (n, Some(v.to_owned())),
+                None => (flag, None),
+            };
+            if name.contains('.') || name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                settings.apply_ravendb(name, inline.as_deref().unwrap_or("true"));
+                continue;
+            }
+            let snake = name.replace('-', "_");
+            let is_switch = matches!(snake.as_str(), "run_in_memory") && inline.is_none();
+            let value = match (inline, is_switch) {
+                (Some(v), _) => v,
+                (None, true) => "true".to_owned(),
+                (None, false) => {
+                    let v = args
+                        .get(i)
+                        .ok_or_else(|| format!("--{name} needs a value"))?;
+                    i += 1;
+                    v.to_string()
+                }
+            };
+            if snake == "config" {
+                continue;
+            }
+            settings.apply(&snake, &value)?;
+        }
+        Ok(settings)
+    }
+
+    /// The settings RavenDB's launchers pass (`--ServerUrl=...`); unknown ones are remembered to be logged.
+    fn apply_ravendb(&mut self, name: &str, value: &str) {
+        match name {
+            "ServerUrl" => self.config.url = value.to_owned(),
+            "DataDir" => self.config.data_dir = PathBuf::from(value),
+            "RunInMemory" => self.run_in_memory = parse_bool(name, value).unwrap_or(true),
+            "Embedded.ParentProcessId" | "Testing.ParentProcessId" => {
+                self.parent_pid = value.parse().ok()
+            }
+            "Logs.Mode" if value.eq_ignore_ascii_case("none") => self.config.log_requests = false,
+            _ => self.ignored.push(format!("--{name}={value}")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(args: &[&str], env: &[(&str, &str)]) -> Settings {
+        let env: Vec<(String, String)> = env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Settings::from_sources(args, &env).unwrap()
+    }
+
+    #[test]
+    fn flags_override_environment() {
+        let s = settings(
+            &["--url", "http://127.0.0.1:0", "--max-body-bytes=10"],
+            &[
+                ("CORVID_URL", "http://0.0.0.0:1"),
+                ("CORVID_DATA_DIR", "/d"),
+            ],
+        );
+        assert_eq!(s.config.url, "http://127.0.0.1:0");
+        assert_eq!(s.config.max_body_bytes, 10);
+        assert_eq!(s.config.data_dir, PathBuf::from("/d"));
+    }
+
+    #[test]
+    fn understands_ravendb_launcher_arguments() {
+        let s = settings(
+            &[
+                "--RunInMemory=true",
+                "--ServerUrl=http://127.0.0.1:0",
+                "--DataDir=/x",
+                "--Setup.Mode=None",
+                "--Embedded.ParentProcessId=42",
+                "--Logs.Mode=None",
+            ],
+            &[],
+        );
+        assert!(s.run_in_memory);
+        assert_eq!(s.config.url, "http://127.0.0.1:0");
+        assert_eq!(s.config.data_dir, PathBuf::from("/x"));
+        assert_eq!(s.parent_pid, Some(42));
+        assert!(!s.config.log_requests);
+        assert_eq!(s.ignored, ["--Setup.Mode=None"]);
+    }
+
+    #[test]
+    fn bad_values_are_errors() {
+        assert!(Settings::from_sources(&["--max-body-bytes", "lots"], &[]).is_err());
+        assert!(Settings::from_sources(&["--no-such-flag", "1"], &[]).is_err());
+        assert!(Settings::from_sources(&["stray"], &[]).is_err());
+    }
+
+    #[test]
+    fn reads_toml_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(
+            &path,
+            "url = \"http://127.0.0.1:9\"\nmax_concurrent_requests = 3\n",
+        )
+        .unwrap();
+        let s = settings(&["--config", path.to_str().unwrap()], &[]);
+        assert_eq!(s.config.url, "http://127.0.0.1:9");
+        assert_eq!(s.config.max_concurrent_requests, 3);
+    }
+}

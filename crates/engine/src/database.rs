@@ -1,0 +1,102 @@
+//! A database: its storage, its writer, and the operations the server calls.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger, WriteTxn};
+
+use crate::EngineError;
+
+#[derive(Debug, Clone)]
+pub struct DatabaseOptions {
+    pub store: StoreOptions,
+    /// Writes waiting for the merger before new ones are refused as "busy".
+    pub write_queue_capacity: usize,
+}
+
+impl Default for DatabaseOptions {
+    fn default() -> Self {
+        DatabaseOptions {
+            store: StoreOptions::default(),
+            write_queue_capacity: 16 * 1024,
+        }
+    }
+}
+
+pub struct Database {
+    name: String,
+    pub(crate) store: Arc<Store>,
+    merger: TransactionMerger,
+}
+
+impl Database {
+    /// Opens (or creates) the database stored at `path` and starts its writer thread.
+    pub fn open(
+        name: &str,
+        path: &Path,
+        options: &DatabaseOptions,
+    ) -> Result<Database, EngineError> {
+        let store = Arc::new(Store::open(path, &options.store)?);
+        let merger = TransactionMerger::start(
+            name,
+            store.clone(),
+            options.write_queue_capacity,
+            |_etag| {},
+        )?;
+        Ok(Database {
+            name: name.to_owned(),
+            store,
+            merger,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn database_id(&self) -> &str {
+        self.store.database_id()
+    }
+
+    pub fn merger_stats(&self) -> MergerStatsSnapshot {
+        self.merger.stats()
+    }
+
+    /// Queues a write; `reply` gets its result once it is durable.
+    pub fn write<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
+        reply: impl FnOnce(Result<T, EngineError>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        self.merger
+            .submit(op, reply)
+            .map_err(|e| self.name_error(e.into()))
+    }
+
+    /// Runs a write and waits for it on this thread.
+    pub fn write_blocking<T: Send + 'static>(
+        &self,
+        op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        self.merger
+            .write_blocking(op)
+            .map_err(|e| self.name_error(e))
+    }
+
+    fn name_error(&self, e: EngineError) -> EngineError {
+        match e {
+            EngineError::Busy { .. } => EngineError::Busy {
+                database: self.name.clone(),
+            },
+            EngineError::ShuttingDown { .. } => EngineError::ShuttingDown {
+                database: self.name.clone(),
+            },
+            other => other,
+        }
+    }
+
+    /// Finishes queued writes and stops the writer. Reads keep working until the last handle is dropped.
+    pub fn close(&self) {
+        self.merger.stop();
+    }
+}

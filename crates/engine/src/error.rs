@@ -1,0 +1,40 @@
+use corvid_storage::StorageError;
+use corvid_types::IdError;
+
+/// Everything that can go wrong in the engine. User errors (bad input, conflicts) are kept apart from
+/// internal ones; the server maps each variant to a protocol answer in one place.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("{0}")]
+    InvalidId(#[from] IdError),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("{message}")]
+    Concurrency { message: String },
+    #[error("the write queue of database '{database}' is full; retry later")]
+    Busy { database: String },
+    #[error("database '{database}' is shutting down")]
+    ShuttingDown { database: String },
+    #[error("storage failure: {0}")]
+    Storage(StorageError),
+}
+
+impl From<StorageError> for EngineError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::QueueFull => EngineError::Busy {
+                database: String::new(),
+            },
+            StorageError::ShuttingDown => EngineError::ShuttingDown {
+                database: String::new(),
+            },
+            other => EngineError::Storage(other),
+        }
+    }
+}
+
+impl EngineError {
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        EngineError::BadRequest(message.into())
+    }
+}

@@ -1,0 +1,20 @@
+//! Corvid's engine: a `Database` with documents, batches, HiLo ranges, identities and statistics. It knows
+//! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
+
+mod batch;
+mod database;
+mod document;
+mod error;
+mod hilo;
+mod includes;
+mod reads;
+mod stats;
+mod wildcard;
+
+pub use batch::{BatchCommand, BatchReply, ExpectedChangeVector};
+pub use database::{Database, DatabaseOptions};
+pub use document::IncomingDocument;
+pub use error::EngineError;
+pub use hilo::{HiloRange, HiloRequest};
+pub use reads::{LoadResult, PageRequest};
+pub use stats::{CollectionStats, DatabaseStats};

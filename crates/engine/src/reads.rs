@@ -1,0 +1,173 @@
+//! Document reads. Each call runs on one storage snapshot, so a load with includes is consistent.
+
+use std::collections::HashSet;
+
+use corvid_storage::DocumentRecord;
+use corvid_types::id_key;
+
+use crate::includes::referenced_ids;
+use crate::wildcard::matches_any;
+use crate::{Database, EngineError};
+
+/// Documents loaded by id, as wire JSON, with their includes.
+#[derive(Debug, Default)]
+pub struct LoadResult {
+    /// One slot per requested id, in request order; None where the document does not exist.
+    pub results: Vec<Option<String>>,
+    /// Included documents (id as stored, wire JSON), each once.
+    pub includes: Vec<(String, String)>,
+    /// Changes whenever any returned or included document changes; used as the HTTP `ETag`.
+    pub version_hash: u64,
+}
+
+/// A listing of documents by id prefix (or newest first when there is no prefix).
+#[derive(Debug, Default, Clone)]
+pub struct PageRequest {
+    pub starts_with: Option<String>,
+    pub matches: Option<String>,
+    pub exclude: Option<String>,
+    pub start_after: Option<String>,
+    pub start: usize,
+    pub page_size: usize,
+    pub metadata_only: bool,
+}
+
+/// FNV-1a, stable across builds and platforms (unlike std's hasher).
+pub(crate) struct VersionHasher(u64);
+
+impl VersionHasher {
+    pub fn new() -> Self {
+        VersionHasher(0xcbf2_9ce4_8422_2325)
+    }
+    pub fn add(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        self.0 ^= 0xff;
+        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    pub fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Database {
+    pub fn load(
+        &self,
+        ids: &[String],
+        include_paths: &[String],
+        metadata_only: bool,
+    ) -> Result<LoadResult, EngineError> {
+        let snapshot = self.store.read()?;
+        let mut hasher = VersionHasher::new();
+        let mut result = LoadResult::default();
+        let mut found = Vec::new();
+        for id in ids {
+            let record = snapshot.document(&id_key(id))?;
+            match &record {
+                Some(r) => {
+                    hasher.add(r.change_vector.as_bytes());
+                    result.results.push(Some(r.to_json_string(metadata_only)));
+                }
+                None => {
+                    hasher.add(b"-");
+                    result.results.push(None);
+                }
+            }
+            if let Some(r) = record {
+                found.push(r);
+            }
+        }
+        if !include_paths.is_empty() {
+            let requested: HashSet<String> = ids.iter().map(|id| id_key(id)).collect();
+            let mut seen = HashSet::new();
+            for record in &found {
+                for included in self.referenced_ids(record, include_paths)? {
+                    let key = id_key(&included);
+                    if requested.contains(&key) || !seen.insert(key.clone()) {
+                        continue;
+                    }
+                    if let Some(doc) = snapshot.document(&key)? {
+                        hasher.add(doc.change_vector.as_bytes());
+                        result
+                            .includes
+                            .push((doc.id.clone(), doc.to_json_string(false)));
+                    }
+                }
+            }
+        }
+        result.version_hash = hasher.finish();
+        Ok(result)
+    }
+
+    fn referenced_ids(
+        &self,
+        record: &DocumentRecord,
+        include_paths: &[String],
+    ) -> Result<Vec<String>, EngineError> {
+        let body: serde_json::Value = serde_json::from_str(&record.body).map_err(|e| {
+            EngineError::Storage(corvid_storage::StorageError::Corrupted {
+                table: "docs",
+                context: e.to_string(),
+            })
+        })?;
+        let mut out = Vec::new();
+        for path in include_paths {
+            referenced_ids(&body, path, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// The change vector of a document, if it exists.
+    pub fn change_vector(&self, id: &str) -> Result<Option<String>, EngineError> {
+        Ok(self
+            .store
+            .read()?
+            .document(&id_key(id))?
+            .map(|r| r.change_vector))
+    }
+
+    /// A page of documents by prefix (id order) or, without a prefix, newest first. Returns wire JSON and a
+    /// version hash of the page.
+    pub fn load_page(&self, request: &PageRequest) -> Result<(Vec<String>, u64), EngineError> {
+        let snapshot = self.store.read()?;
+        let mut out = Vec::new();
+        let mut hasher = VersionHasher::new();
+        let mut skipped = 0usize;
+        let mut visit = |record: DocumentRecord| {
+            let name = record.id.rsplit('/').next().unwrap_or("").to_owned();
+            let name = match &request.starts_with {
+                Some(prefix) => record.id.get(prefix.len()..).unwrap_or(&name).to_owned(),
+                None => name,
+            };
+            if let Some(m) = request.matches.as_deref().filter(|m| !m.is_empty()) {
+                if !matches_any(m, &name) {
+                    return true;
+                }
+            }
+            if let Some(x) = request.exclude.as_deref().filter(|x| !x.is_empty()) {
+                if matches_any(x, &name) {
+                    return true;
+                }
+            }
+            if skipped < request.start {
+                skipped += 1;
+                return true;
+            }
+            hasher.add(record.change_vector.as_bytes());
+            out.push(record.to_json_string(request.metadata_only));
+            out.len() < request.page_size
+        };
+        if request.page_size > 0 {
+            match &request.starts_with {
+                Some(prefix) => {
+                    let after = request.start_after.as_deref().map(id_key);
+                    snapshot.documents_with_prefix(&id_key(prefix), after.as_deref(), &mut visit)?
+                }
+                None => snapshot.documents_newest_first(&mut visit)?,
+            }
+        }
+        Ok((out, hasher.finish()))
+    }
+}

@@ -1,0 +1,77 @@
+//! Server settings. Defaults suit a single machine; every field can be set by flag, `CORVID_*` environment
+//! variable or TOML file (see the binary and README).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use corvid_engine::DatabaseOptions;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// `http://host:port` to listen on; port 0 picks a free port.
+    pub url: String,
+    pub data_dir: PathBuf,
+    /// Requests served at once; more are answered 503 "server too busy" at once instead of queueing.
+    pub max_concurrent_requests: usize,
+    /// Largest request body accepted, in bytes (413 beyond).
+    pub max_body_bytes: usize,
+    /// How long a request waits for its database to open before it gets 503.
+    pub database_load_timeout: Duration,
+    /// Deadline for closing all databases at shutdown.
+    pub shutdown_timeout: Duration,
+    /// Write one line per request to the log.
+    pub log_requests: bool,
+    pub database: DatabaseOptions,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            url: "http://127.0.0.1:8080".into(),
+            data_dir: PathBuf::from("corvid-data"),
+            max_concurrent_requests: 1024,
+            max_body_bytes: 64 << 20,
+            database_load_timeout: Duration::from_secs(30),
+            shutdown_timeout: Duration::from_secs(30),
+            log_requests: true,
+            database: DatabaseOptions::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    pub fn bind_address(&self) -> std::io::Result<SocketAddr> {
+        let rest = self.url.strip_prefix("http://").ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("server URL '{}' must start with http://", self.url),
+            )
+        })?;
+        let host_port = rest.trim_end_matches('/');
+        let host_port = if host_port.contains(':') {
+            host_port.to_owned()
+        } else {
+            format!("{host_port}:80")
+        };
+        let host_port = host_port.replacen("localhost:", "127.0.0.1:", 1);
+        host_port.parse().map_err(|e| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("server URL '{}': {e}", self.url),
+            )
+        })
+    }
+
+    /// The URL clients use: the configured host with the port actually bound.
+    pub fn public_url(&self, bound: SocketAddr) -> String {
+        let host = self
+            .url
+            .strip_prefix("http://")
+            .unwrap_or(&self.url)
+            .trim_end_matches('/');
+        let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
+        let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
+        format!("http://{host}:{}", bound.port())
+    }
+}

@@ -1,0 +1,137 @@
+//! Every error the server can answer, and the one table that maps each to RavenDB's error JSON, status
+//! code and headers. Clients pick their exception type from the last dot-segment of `Type`.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use corvid_engine::EngineError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("Database '{0}' does not exist")]
+    DatabaseDoesNotExist(String),
+    #[error("Database '{name}' is still loading (waited {waited_ms} ms); retry shortly")]
+    DatabaseLoading { name: String, waited_ms: u128 },
+    #[error("Database '{name}' failed to load: {reason}")]
+    DatabaseLoadFailed { name: String, reason: String },
+    #[error("Database '{0}' already exists")]
+    DatabaseAlreadyExists(String),
+    #[error("{0}")]
+    Concurrency(String),
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("Invalid JSON in the request body: {0}")]
+    InvalidJson(String),
+    #[error("The request body is larger than the limit of {limit} bytes")]
+    BodyTooLarge { limit: usize },
+    #[error("Server too busy: {0}")]
+    ServerTooBusy(String),
+    #[error("There is no handler for {method} {path}")]
+    RouteNotFound { method: String, path: String },
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// Marks an error response so the request-log middleware can add the request URL to its body.
+#[derive(Clone)]
+pub struct ErrorBody {
+    pub type_name: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    fn status_and_type(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::DatabaseDoesNotExist(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException",
+            ),
+            ApiError::DatabaseLoading { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Raven.Client.Exceptions.Database.DatabaseLoadTimeoutException",
+            ),
+            ApiError::DatabaseLoadFailed { .. } => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Raven.Client.Exceptions.Database.DatabaseLoadFailureException",
+            ),
+            ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => (
+                StatusCode::CONFLICT,
+                "Raven.Client.Exceptions.ConcurrencyException",
+            ),
+            ApiError::BadRequest(_) | ApiError::InvalidJson(_) => (
+                StatusCode::BAD_REQUEST,
+                "Raven.Client.Exceptions.BadRequestException",
+            ),
+            ApiError::RouteNotFound { .. } => (
+                StatusCode::BAD_REQUEST,
+                "Raven.Client.Exceptions.RouteNotFoundException",
+            ),
+            ApiError::BodyTooLarge { .. } => (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "Raven.Client.Exceptions.RequestTooLargeException",
+            ),
+            ApiError::ServerTooBusy(_) => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Raven.Client.Exceptions.ServerTooBusyException",
+            ),
+            ApiError::Internal(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Raven.Server.CorvidInternalException",
+            ),
+        }
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
+            EngineError::BadRequest(m) => ApiError::BadRequest(m),
+            EngineError::Concurrency { message } => ApiError::Concurrency(message),
+            e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => {
+                ApiError::ServerTooBusy(e.to_string())
+            }
+            e @ EngineError::Storage(_) => {
+                tracing::error!(error = %e, "storage failure");
+                ApiError::Internal(e.to_string())
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, type_name) = self.status_and_type();
+        let message = self.to_string();
+        let body = serde_json::json!({ "Type": type_name, "Message": message, "Error": format!("{type_name}: {message}") });
+        let mut response = (
+            status,
+            [("content-type", "application/json; charset=utf-8")],
+            body.to_string(),
+        )
+            .into_response();
+        let headers = response.headers_mut();
+        match &self {
+            ApiError::DatabaseDoesNotExist(name) => {
+                if let Ok(v) = HeaderValue::from_str(
+                    &percent_encoding::utf8_percent_encode(
+                        name,
+                        percent_encoding::NON_ALPHANUMERIC,
+                    )
+                    .to_string(),
+                ) {
+                    headers.insert("Database-Missing", v);
+                }
+            }
+            ApiError::ServerTooBusy(_) | ApiError::DatabaseLoading { .. } => {
+                headers.insert("Retry-After", HeaderValue::from_static("1"));
+            }
+            _ => {}
+        }
+        response
+            .extensions_mut()
+            .insert(ErrorBody { type_name, message });
+        response
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,66 @@
+//! The edge every request passes: the concurrency limit, the request log line, the server version header,
+//! and the request URL in error bodies.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
+
+/// RavenDB version we answer as; the Python client refuses cluster transactions below 4.1.
+pub const SERVER_VERSION: &str = "7.0.0.70000";
+
+pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let number = state.request_counter.fetch_add(1, Ordering::Relaxed) + 1;
+    let method = request.method().clone();
+    let url = request
+        .uri()
+        .path_and_query()
+        .map(|p| p.to_string())
+        .unwrap_or_default();
+    let started = Instant::now();
+    let mut response = match state.request_slots.clone().try_acquire_owned() {
+        Ok(permit) => {
+            let response = next.run(request).await;
+            drop(permit);
+            response
+        }
+        Err(_) => {
+            state.rejected_requests.fetch_add(1, Ordering::Relaxed);
+            ApiError::ServerTooBusy(format!(
+                "{} requests are already in progress (limit: max_concurrent_requests)",
+                state.config.max_concurrent_requests
+            ))
+            .into_response()
+        }
+    };
+    if let Some(error) = response.extensions_mut().remove::<ErrorBody>() {
+        let body = serde_json::json!({
+            "Url": url,
+            "Type": error.type_name,
+            "Message": error.message,
+            "Error": format!("{}: {}", error.type_name, error.message),
+        });
+        response.headers_mut().remove("content-length");
+        *response.body_mut() = Body::from(body.to_string());
+    }
+    response.headers_mut().insert(
+        "Raven-Server-Version",
+        HeaderValue::from_static(SERVER_VERSION),
+    );
+    if state.config.log_requests {
+        tracing::info!(
+            target: "corvid::request",
+            "Request #{number:>4}: {method} - {:>5} ms - {} - {url}",
+            started.elapsed().as_millis(),
+            response.status().as_u16()
+        );
+    }
+    response
+}

@@ -1,0 +1,171 @@
+//! Creating, listing, reading and deleting databases (`/admin/databases`, `/databases`).
+
+use std::sync::atomic::Ordering;
+
+use axum::body::Body;
+use axum::extract::{RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use corvid_storage::CatalogEntry;
+use corvid_types::NODE_TAG;
+use serde_json::{json, Value};
+
+use crate::body::{parse_json, read_body};
+use crate::error::{ApiError, ApiResult};
+use crate::query::QueryParams;
+use crate::responses::{blocking, json_value};
+use crate::state::AppState;
+
+pub async fn create(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let record = if bytes.is_empty() {
+        json!({})
+    } else {
+        parse_json(&bytes)?
+    };
+    let name = query
+        .get_non_empty("name")
+        .map(str::to_owned)
+        .or_else(|| {
+            record
+                .get("DatabaseName")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .ok_or_else(|| {
+            ApiError::BadRequest(
+                "Creating a database requires its name ('name' or DatabaseName)".into(),
+            )
+        })?;
+    let settings = record
+        .get("Settings")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let landlord = state.landlord.clone();
+    let entry = blocking(move || landlord.create(&name, settings)).await?;
+    let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
+    Ok(json_value(
+        StatusCode::CREATED,
+        &json!({"RaftCommandIndex": index, "Name": entry.name, "NodesAddedTo": [state.public_url]}),
+    ))
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let request = if bytes.is_empty() {
+        json!({})
+    } else {
+        parse_json(&bytes)?
+    };
+    let mut names: Vec<String> = request
+        .get("DatabaseNames")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    names.extend(query.get_all("name").into_iter().filter(|n| !n.is_empty()));
+    if names.is_empty() {
+        return Err(ApiError::BadRequest(
+            "Deleting databases requires DatabaseNames".into(),
+        ));
+    }
+    let hard = request
+        .get("HardDelete")
+        .and_then(Value::as_bool)
+        .unwrap_or(true);
+    let landlord = state.landlord.clone();
+    blocking(move || {
+        for name in &names {
+            landlord.delete(name, hard)?;
+        }
+        Ok(())
+    })
+    .await?;
+    let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"RaftCommandIndex": index, "PendingDeletes": []}),
+    ))
+}
+
+/// A database record in the shape the clients parse strictly (see protocol.md 3.3).
+fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
+    json!({
+        "DatabaseName": entry.name, "Disabled": entry.disabled, "Encrypted": false, "EtagForBackup": 0,
+        "DeletionInProgress": {}, "RollingIndexes": {}, "DatabaseState": "Normal", "LockMode": "Unlock",
+        "Topology": {"Members": [NODE_TAG], "Promotables": [], "Rehabs": [], "PredefinedMentors": {}, "DemotionReasons": {},
+                     "PromotablesStatus": {}, "ReplicationFactor": 1, "DynamicNodesDistribution": false,
+                     "Stamp": {"Index": 1, "Term": 1, "LeadersTicks": 0}, "DatabaseTopologyIdBase64": null, "PriorityOrder": []},
+        "Sorters": {}, "Analyzers": {}, "Indexes": {}, "AutoIndexes": {}, "Settings": entry.settings,
+        "PeriodicBackups": [], "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
+        "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
+        "OlapEtls": [], "Client": null, "Studio": null, "Revisions": null, "Expiration": null, "Refresh": null,
+        "Etag": etag
+    })
+}
+
+pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let Some(name) = query.get_non_empty("name") else {
+        return Err(ApiError::BadRequest(
+            "Reading a database record requires 'name'".into(),
+        ));
+    };
+    match state.landlord.entry(name) {
+        Some(entry) => Ok(json_value(
+            StatusCode::OK,
+            &record_json(&entry, state.raft_index.load(Ordering::Relaxed)),
+        )),
+        None => {
+            let mut response = StatusCode::NOT_FOUND.into_response();
+            if let Ok(v) = name.parse() {
+                response.headers_mut().insert("Database-Missing", v);
+            }
+            Ok(response)
+        }
+    }
+}
+
+/// `GET /databases`: names from the catalog; never opens a database.
+pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Response {
+    let query = QueryParams::parse(raw.as_deref());
+    let start = query.get_usize("start", 0);
+    let page_size = query.get_usize("pageSize", usize::MAX);
+    let entries: Vec<CatalogEntry> = state
+        .landlord
+        .list()
+        .into_iter()
+        .skip(start)
+        .take(page_size)
+        .collect();
+    let databases: Vec<Value> = if query.get_bool("namesOnly") {
+        entries.iter().map(|e| json!(e.name)).collect()
+    } else {
+        entries
+            .iter()
+            .map(|e| {
+                json!({"Name": e.name, "Disabled": e.disabled, "IsEncrypted": false, "LoadState": state.landlord.load_state(&e.name),
+                       "NodesTopology": {"Members": [{"NodeTag": NODE_TAG, "NodeUrl": state.public_url, "ResponsibleNode": NODE_TAG}],
+                                         "Promotables": [], "Rehabs": [], "Status": {}}})
+            })
+            .collect()
+    };
+    json_value(StatusCode::OK, &json!({ "Databases": databases }))
+}

@@ -1,0 +1,221 @@
+//! `/databases/{db}/docs`: load by id(s) with includes, list by prefix, and single-document PUT, DELETE
+//! and HEAD.
+
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use corvid_engine::{
+    BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocument, PageRequest,
+};
+use corvid_storage::push_json_string;
+use serde_json::{json, Value};
+
+use crate::body::{parse_json, read_body};
+use crate::error::{ApiError, ApiResult};
+use crate::query::QueryParams;
+use crate::responses::{
+    await_write, blocking, header_tag, json, json_value, no_content, not_found,
+};
+use crate::state::AppState;
+
+const DEFAULT_PAGE_SIZE: usize = 1024 * 1024;
+
+pub async fn get_docs(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let ids = query.get_all("id");
+    load(state, db, headers, query, ids).await
+}
+
+/// Long id lists arrive as `POST /docs` with `{"Ids": [...]}`.
+pub async fn post_docs(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let request = parse_json(&bytes)?;
+    let ids = request
+        .get("Ids")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ApiError::BadRequest("The body must be {\"Ids\": [...]}".into()))?
+        .iter()
+        .map(|v| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| ApiError::BadRequest("Every entry of Ids must be a string".into()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    load(state, db, headers, query, ids).await
+}
+
+fn etag_header(hash: u64) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"{hash}\"")).expect("digits are a valid header value")
+}
+
+fn not_modified(headers: &HeaderMap, hash: u64) -> bool {
+    header_tag(headers, "if-none-match").is_some_and(|tag| tag == hash.to_string())
+}
+
+async fn load(
+    state: AppState,
+    db: String,
+    headers: HeaderMap,
+    query: QueryParams,
+    ids: Vec<String>,
+) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let metadata_only = query.get_bool("metadataOnly");
+    if ids.is_empty() {
+        let request = PageRequest {
+            starts_with: query.get("startsWith").map(str::to_owned),
+            matches: query.get_non_empty("matches").map(str::to_owned),
+            exclude: query.get_non_empty("exclude").map(str::to_owned),
+            start_after: query.get_non_empty("startAfter").map(str::to_owned),
+            start: query.get_usize("start", 0),
+            page_size: query.get_usize("pageSize", DEFAULT_PAGE_SIZE),
+            metadata_only,
+        };
+        let (docs, hash) = blocking(move || Ok(database.load_page(&request)?)).await?;
+        if not_modified(&headers, hash) {
+            return Ok(StatusCode::NOT_MODIFIED.into_response());
+        }
+        let mut body = String::with_capacity(docs.iter().map(String::len).sum::<usize>() + 32);
+        body.push_str("{\"Results\":[");
+        body.push_str(&docs.join(","));
+        body.push_str("]}");
+        let mut response = json(StatusCode::OK, body);
+        response.headers_mut().insert("ETag", etag_header(hash));
+        return Ok(response);
+    }
+    let includes = query.get_all("include");
+    let single = ids.len() == 1;
+    let loaded = blocking(move || Ok(database.load(&ids, &includes, metadata_only)?)).await?;
+    if single && loaded.results[0].is_none() {
+        return Ok(not_found());
+    }
+    if not_modified(&headers, loaded.version_hash) {
+        return Ok(StatusCode::NOT_MODIFIED.into_response());
+    }
+    let mut body = String::with_capacity(256);
+    body.push_str("{\"Results\":[");
+    for (i, doc) in loaded.results.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(doc.as_deref().unwrap_or("null"));
+    }
+    body.push_str("],\"Includes\":{");
+    for (i, (id, doc)) in loaded.includes.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        push_json_string(&mut body, id);
+        body.push(':');
+        body.push_str(doc);
+    }
+    body.push_str("}}");
+    let mut response = json(StatusCode::OK, body);
+    response
+        .headers_mut()
+        .insert("ETag", etag_header(loaded.version_hash));
+    Ok(response)
+}
+
+fn required_id(query: &QueryParams) -> ApiResult<String> {
+    query
+        .get("id")
+        .map(str::to_owned)
+        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required".into()))
+}
+
+pub async fn head_doc(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let id = required_id(&query)?;
+    let database = state.landlord.database(&db).await?;
+    let change_vector = blocking(move || Ok(database.change_vector(&id)?)).await?;
+    let Some(cv) = change_vector else {
+        return Ok(not_found());
+    };
+    let status = if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == cv) {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = status.into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!("\"{cv}\"")) {
+        response.headers_mut().insert("ETag", v);
+    }
+    Ok(response)
+}
+
+async fn run_single(state: &AppState, db: &str, command: BatchCommand) -> ApiResult<BatchReply> {
+    let database = state.landlord.database(db).await?;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    database.submit_batch(vec![command], move |r| {
+        let _ = tx.send(r);
+    })?;
+    let mut replies = await_write(rx).await?;
+    replies
+        .pop()
+        .ok_or_else(|| ApiError::Internal("the batch returned no reply".into()))
+}
+
+pub async fn put_doc(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let id = required_id(&query)?;
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let document = IncomingDocument::from_value(parse_json(&bytes)?)?;
+    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    match run_single(
+        &state,
+        &db,
+        BatchCommand::Put {
+            id,
+            expected,
+            document,
+        },
+    )
+    .await?
+    {
+        BatchReply::Put {
+            id, change_vector, ..
+        } => Ok(json_value(
+            StatusCode::CREATED,
+            &json!({"Id": id, "ChangeVector": change_vector}),
+        )),
+        BatchReply::Delete { .. } => Err(ApiError::Internal("PUT answered as a delete".into())),
+    }
+}
+
+pub async fn delete_doc(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let id = required_id(&query)?;
+    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    run_single(&state, &db, BatchCommand::Delete { id, expected }).await?;
+    Ok(no_content())
+}

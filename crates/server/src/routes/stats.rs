@@ -1,0 +1,122 @@
+//! Statistics: per database (`/stats`), per collection, and server metrics (`/admin/metrics`).
+
+use std::sync::atomic::Ordering;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use corvid_engine::DatabaseStats;
+use corvid_types::format_date;
+use serde_json::{json, Map, Value};
+
+use crate::error::ApiResult;
+use crate::responses::{blocking, json_value};
+use crate::state::AppState;
+
+fn humane(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{bytes} Bytes")
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+fn size(bytes: u64) -> Value {
+    json!({"SizeInBytes": bytes, "HumaneSize": humane(bytes)})
+}
+
+fn stats_json(stats: &DatabaseStats) -> Value {
+    json!({
+        "CountOfIndexes": 0, "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": 0,
+        "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
+        "CountOfAttachments": 0, "CountOfUniqueAttachments": 0, "CountOfCounterEntries": 0, "CountOfTimeSeriesSegments": 0,
+        "Indexes": [],
+        "DatabaseChangeVector": if stats.last_database_etag > 0 { corvid_types::format_change_vector(stats.last_database_etag, &stats.database_id) } else { String::new() },
+        "DatabaseId": stats.database_id, "Is64Bit": true, "Pager": "LMDB",
+        "LastDocEtag": stats.last_doc_etag, "LastDatabaseEtag": stats.last_database_etag,
+        "LastIndexingTime": null,
+        "SizeOnDisk": size(stats.size_on_disk), "TempBuffersSizeOnDisk": size(0),
+        "NumberOfTransactionMergerQueueOperations": stats.queued_writes
+    })
+}
+
+pub async fn database_stats(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let stats = blocking(move || Ok(database.stats()?)).await?;
+    Ok(json_value(StatusCode::OK, &stats_json(&stats)))
+}
+
+pub async fn detailed_stats(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let stats = blocking(move || Ok(database.stats()?)).await?;
+    let mut body = stats_json(&stats);
+    body["CountOfIdentities"] = json!(stats.count_of_identities);
+    body["CountOfCompareExchange"] = json!(0);
+    body["CountOfCompareExchangeTombstones"] = json!(0);
+    Ok(json_value(StatusCode::OK, &body))
+}
+
+pub async fn collection_stats(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let stats = blocking(move || Ok(database.collection_stats()?)).await?;
+    let collections: Map<String, Value> = stats
+        .collections
+        .into_iter()
+        .map(|(name, n)| (name, json!(n)))
+        .collect();
+    Ok(json_value(
+        StatusCode::OK,
+        &json!({"CountOfDocuments": stats.count_of_documents, "CountOfConflicts": 0, "Collections": collections}),
+    ))
+}
+
+/// Index listings; Corvid has no indexes yet, so every list is empty (never an error).
+pub async fn indexes(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
+    state.landlord.database(&db).await?;
+    Ok(json_value(StatusCode::OK, &json!({"Results": []})))
+}
+
+/// Server metrics: requests, and the transaction merger of every open database. Opens nothing.
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    let databases: Map<String, Value> = state
+        .landlord
+        .loaded()
+        .into_iter()
+        .map(|db| {
+            (
+                db.name().to_owned(),
+                serde_json::to_value(db.merger_stats()).unwrap_or(Value::Null),
+            )
+        })
+        .collect();
+    let available = state.request_slots.available_permits();
+    json_value(
+        StatusCode::OK,
+        &json!({
+            "Time": format_date(corvid_types::now_nanos()),
+            "Requests": {
+                "Total": state.request_counter.load(Ordering::Relaxed),
+                "Active": state.config.max_concurrent_requests.saturating_sub(available),
+                "RejectedTooBusy": state.rejected_requests.load(Ordering::Relaxed),
+                "MaxConcurrent": state.config.max_concurrent_requests
+            },
+            "Databases": databases
+        }),
+    )
+}

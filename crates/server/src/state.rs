@@ -1,0 +1,49 @@
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::config::ServerConfig;
+use crate::landlord::Landlord;
+
+/// What every handler can reach.
+#[derive(Clone)]
+pub struct AppState {
+    pub inner: Arc<Inner>,
+}
+
+pub struct Inner {
+    pub config: ServerConfig,
+    pub landlord: Arc<Landlord>,
+    pub public_url: String,
+    pub request_slots: Arc<Semaphore>,
+    pub request_counter: AtomicU64,
+    pub rejected_requests: AtomicU64,
+    pub raft_index: AtomicU64,
+    pub operation_ids: AtomicU64,
+}
+
+impl AppState {
+    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String) -> AppState {
+        let request_slots = Arc::new(Semaphore::new(config.max_concurrent_requests));
+        AppState {
+            inner: Arc::new(Inner {
+                config,
+                landlord,
+                public_url,
+                request_slots,
+                request_counter: AtomicU64::new(0),
+                rejected_requests: AtomicU64::new(0),
+                raft_index: AtomicU64::new(1),
+                operation_ids: AtomicU64::new(1),
+            }),
+        }
+    }
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}

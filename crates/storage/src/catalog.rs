@@ -1,0 +1,108 @@
+//! The server-level catalog: which databases exist, where their files are, and their settings. Listing and
+//! statistics read it without opening any database.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use heed::types::Bytes;
+use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use serde::{Deserialize, Serialize};
+
+use crate::StorageError;
+
+const DATABASES: &str = "databases";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "PascalCase")]
+pub struct CatalogEntry {
+    /// The name as the user wrote it.
+    pub name: String,
+    /// Directory of the database, relative to the data directory.
+    pub directory: String,
+    pub created_at: String,
+    #[serde(default)]
+    pub disabled: bool,
+    /// The database record's settings (string -> string), kept as sent.
+    #[serde(default)]
+    pub settings: serde_json::Map<String, serde_json::Value>,
+}
+
+pub struct Catalog {
+    env: Env<WithoutTls>,
+    databases: Database<Bytes, Bytes>,
+    write_lock: Mutex<()>,
+}
+
+impl Catalog {
+    pub fn open(path: &Path) -> Result<Catalog, StorageError> {
+        std::fs::create_dir_all(path).map_err(|source| StorageError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut open = EnvOpenOptions::new().read_txn_without_tls();
+        open.map_size(1 << 30).max_dbs(4);
+        // SAFETY (heed's contract): opened once per process, never modified outside LMDB.
+        #[allow(unsafe_code)]
+        let env = unsafe { open.open(path)? };
+        let mut wtxn = env.write_txn()?;
+        let databases = env.create_database(&mut wtxn, Some(DATABASES))?;
+        wtxn.commit()?;
+        Ok(Catalog {
+            env,
+            databases,
+            write_lock: Mutex::new(()),
+        })
+    }
+
+    fn decode(bytes: &[u8]) -> Result<CatalogEntry, StorageError> {
+        serde_json::from_slice(bytes)
+            .map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))
+    }
+
+    pub fn get(&self, key: &str) -> Result<Option<CatalogEntry>, StorageError> {
+        let rtxn = self.env.read_txn()?;
+        self.databases
+            .get(&rtxn, key.as_bytes())?
+            .map(Self::decode)
+            .transpose()
+    }
+
+    pub fn list(&self) -> Result<Vec<CatalogEntry>, StorageError> {
+        let rtxn = self.env.read_txn()?;
+        let mut out = Vec::new();
+        for entry in self.databases.iter(&rtxn)? {
+            out.push(Self::decode(entry?.1)?);
+        }
+        Ok(out)
+    }
+
+    /// Adds an entry; false (and nothing written) when `key` already exists.
+    pub fn insert(&self, key: &str, entry: &CatalogEntry) -> Result<bool, StorageError> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut wtxn = self.env.write_txn()?;
+        if self.databases.get(&wtxn, key.as_bytes())?.is_some() {
+            return Ok(false);
+        }
+        let bytes = serde_json::to_vec(entry)
+            .map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))?;
+        self.databases.put(&mut wtxn, key.as_bytes(), &bytes)?;
+        wtxn.commit()?;
+        Ok(true)
+    }
+
+    /// Removes an entry; returns it if it existed.
+    pub fn remove(&self, key: &str) -> Result<Option<CatalogEntry>, StorageError> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut wtxn = self.env.write_txn()?;
+        let existing = self
+            .databases
+            .get(&wtxn, key.as_bytes())?
+            .map(Self::decode)
+            .transpose()?;
+        if existing.is_some() {
+            self.databases.delete(&mut wtxn, key.as_bytes())?;
+            wtxn.commit()?;
+        }
+        Ok(existing)
+    }
+}

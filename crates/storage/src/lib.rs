@@ -1,0 +1,21 @@
+//! Corvid's storage layer: the only crate that knows LMDB. One LMDB environment per database, the document
+//! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
+//! turns many concurrent writes into one durable commit.
+
+mod catalog;
+mod error;
+mod merger;
+mod read_txn;
+mod record;
+mod store;
+mod tables;
+mod write_txn;
+
+pub use catalog::{Catalog, CatalogEntry};
+pub use error::StorageError;
+pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
+pub use read_txn::ReadTxn;
+pub use record::{push_json_string, DocumentRecord, Tombstone};
+pub use store::{Store, StoreOptions};
+pub use tables::FORMAT_VERSION;
+pub use write_txn::{DeleteOutcome, PutOutcome, WriteTxn};

@@ -1,0 +1,310 @@
+//! The transaction merger: one writer thread per database takes every write waiting at that moment, runs each
+//! in a nested LMDB transaction (so one failing command rolls back alone), commits them all with a single
+//! durable commit, and only then answers them.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use crate::store::Store;
+use crate::write_txn::WriteTxn;
+use crate::StorageError;
+
+/// A type-erased write: runs inside the merged transaction and says whether to keep its changes.
+pub type WriteJob = Box<dyn FnOnce(&mut WriteTxn<'_>) -> Pending + Send>;
+
+/// Delivers a job's answer; gets the commit error if the merged transaction failed.
+type Finish = Box<dyn FnOnce(Option<&StorageError>) + Send>;
+
+/// The outcome of a job, to be delivered once the merged transaction is durable (or failed).
+pub struct Pending {
+    succeeded: bool,
+    finish: Finish,
+}
+
+#[derive(Default)]
+pub struct MergerStats {
+    commits: AtomicU64,
+    merged_commands: AtomicU64,
+    failed_commands: AtomicU64,
+    panics: AtomicU64,
+    commit_failures: AtomicU64,
+    largest_batch: AtomicU64,
+    commit_micros_total: AtomicU64,
+    queued: AtomicU64,
+    last_committed_etag: AtomicU64,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "PascalCase")]
+pub struct MergerStatsSnapshot {
+    /// Durable commits (one fsync each).
+    pub merger_commits: u64,
+    /// Commands acknowledged after a durable commit.
+    pub merged_commands: u64,
+    /// Commands that failed alone (e.g. concurrency conflicts) and changed nothing.
+    pub failed_commands: u64,
+    pub panics: u64,
+    pub commit_failures: u64,
+    pub largest_batch: u64,
+    pub average_commit_ms: f64,
+    pub queued_commands: u64,
+    pub last_committed_etag: u64,
+}
+
+impl MergerStats {
+    pub fn snapshot(&self) -> MergerStatsSnapshot {
+        let commits = self.commits.load(Ordering::Relaxed);
+        let micros = self.commit_micros_total.load(Ordering::Relaxed);
+        MergerStatsSnapshot {
+            merger_commits: commits,
+            merged_commands: self.merged_commands.load(Ordering::Relaxed),
+            failed_commands: self.failed_commands.load(Ordering::Relaxed),
+            panics: self.panics.load(Ordering::Relaxed),
+            commit_failures: self.commit_failures.load(Ordering::Relaxed),
+            largest_batch: self.largest_batch.load(Ordering::Relaxed),
+            average_commit_ms: if commits == 0 {
+                0.0
+            } else {
+                micros as f64 / commits as f64 / 1000.0
+            },
+            queued_commands: self.queued.load(Ordering::Relaxed),
+            last_committed_etag: self.last_committed_etag.load(Ordering::Relaxed),
+        }
+    }
+}
+
+pub struct TransactionMerger {
+    sender: Mutex<Option<SyncSender<WriteJob>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    stats: Arc<MergerStats>,
+}
+
+/// Most commands merged into one transaction; bounds the latency of the first one.
+const MAX_BATCH: usize = 4096;
+
+impl TransactionMerger {
+    /// Starts the writer thread. `on_commit` runs on it after every durable commit with the last etag.
+    pub fn start(
+        name: &str,
+        store: Arc<Store>,
+        queue_capacity: usize,
+        on_commit: impl Fn(u64) + Send + 'static,
+    ) -> Result<TransactionMerger, StorageError> {
+        let (sender, receiver) = sync_channel(queue_capacity);
+        let stats = Arc::new(MergerStats::default());
+        stats
+            .last_committed_etag
+            .store(store.last_etag_at_open, Ordering::Relaxed);
+        let thread_stats = stats.clone();
+        let thread = std::thread::Builder::new()
+            .name(format!("merger:{name}"))
+            .spawn(move || writer_loop(&store, &receiver, &thread_stats, &on_commit))
+            .map_err(|e| StorageError::WriterFailed(e.to_string()))?;
+        Ok(TransactionMerger {
+            sender: Mutex::new(Some(sender)),
+            thread: Mutex::new(Some(thread)),
+            stats,
+        })
+    }
+
+    /// Queues a write. `reply` gets the result after the transaction holding it is durable; a failed `op`
+    /// changes nothing and is answered at once. Never blocks: a full queue is an error.
+    pub fn submit<T, E>(
+        &self,
+        op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static,
+        reply: impl FnOnce(Result<T, E>) + Send + 'static,
+    ) -> Result<(), StorageError>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+    {
+        let job: WriteJob = Box::new(move |txn| {
+            let result = op(txn);
+            Pending {
+                succeeded: result.is_ok(),
+                finish: Box::new(move |commit_error| match (result, commit_error) {
+                    (Ok(_), Some(e)) => {
+                        reply(Err(StorageError::WriterFailed(e.to_string()).into()))
+                    }
+                    (result, _) => reply(result),
+                }),
+            }
+        });
+        let guard = self.sender.lock().unwrap_or_else(|p| p.into_inner());
+        let sender = guard.as_ref().ok_or(StorageError::ShuttingDown)?;
+        match sender.try_send(job) {
+            Ok(()) => {
+                self.stats.queued.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(TrySendError::Full(_)) => Err(StorageError::QueueFull),
+            Err(TrySendError::Disconnected(_)) => Err(StorageError::ShuttingDown),
+        }
+    }
+
+    /// Like `submit`, waiting for the answer on the calling thread.
+    pub fn write_blocking<T, E>(
+        &self,
+        op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.submit(op, move |r| {
+            let _ = tx.send(r);
+        })?;
+        rx.recv().unwrap_or_else(|_| {
+            Err(StorageError::WriterFailed("the writer dropped the command".into()).into())
+        })
+    }
+
+    pub fn stats(&self) -> MergerStatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// Stops accepting writes, finishes the queued ones, and waits for the writer thread.
+    pub fn stop(&self) {
+        drop(self.sender.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(thread) = self.thread.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for TransactionMerger {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn writer_loop(
+    store: &Store,
+    receiver: &Receiver<WriteJob>,
+    stats: &MergerStats,
+    on_commit: &dyn Fn(u64),
+) {
+    let mut last_etag = store.last_etag_at_open;
+    while let Ok(first) = receiver.recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match receiver.try_recv() {
+                Ok(job) => jobs.push(job),
+                Err(_) => break,
+            }
+        }
+        stats.queued.fetch_sub(jobs.len() as u64, Ordering::Relaxed);
+        stats
+            .largest_batch
+            .fetch_max(jobs.len() as u64, Ordering::Relaxed);
+        if run_merged(store, &mut last_etag, jobs, stats) {
+            stats
+                .last_committed_etag
+                .store(last_etag, Ordering::Relaxed);
+            on_commit(last_etag);
+        }
+    }
+}
+
+/// Runs the jobs in one transaction; true when something was committed.
+fn run_merged(
+    store: &Store,
+    last_etag: &mut u64,
+    jobs: Vec<WriteJob>,
+    stats: &MergerStats,
+) -> bool {
+    let durable_etag = *last_etag;
+    let mut parent = match store.env.write_txn() {
+        Ok(txn) => txn,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot begin a write transaction; failing {} commands", jobs.len());
+            stats.commit_failures.fetch_add(1, Ordering::Relaxed);
+            return false; // dropping the jobs answers each with a writer failure
+        }
+    };
+    let mut done: Vec<Pending> = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let before = *last_etag;
+        let child = match store.env.nested_write_txn(&mut parent) {
+            Ok(child) => child,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot begin a nested transaction");
+                continue;
+            }
+        };
+        let mut txn = WriteTxn {
+            txn: child,
+            tables: store.tables,
+            last_etag: *last_etag,
+            database_id: store.database_id(),
+        };
+        let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut txn)));
+        let WriteTxn {
+            txn: child,
+            last_etag: etag_after,
+            ..
+        } = txn;
+        match outcome {
+            Ok(pending) if pending.succeeded => match child.commit() {
+                Ok(()) => {
+                    *last_etag = etag_after;
+                    done.push(pending);
+                }
+                Err(e) => {
+                    *last_etag = before;
+                    stats.failed_commands.fetch_add(1, Ordering::Relaxed);
+                    (pending.finish)(Some(&StorageError::from(e)));
+                }
+            },
+            Ok(pending) => {
+                child.abort();
+                *last_etag = before;
+                stats.failed_commands.fetch_add(1, Ordering::Relaxed);
+                (pending.finish)(None);
+            }
+            Err(_) => {
+                child.abort();
+                *last_etag = before;
+                stats.panics.fetch_add(1, Ordering::Relaxed);
+                tracing::error!(
+                    "a write command panicked; it was rolled back and the writer keeps going"
+                );
+            }
+        }
+    }
+    if done.is_empty() {
+        parent.abort();
+        return false;
+    }
+    let started = Instant::now();
+    match parent.commit() {
+        Ok(()) => {
+            stats
+                .commit_micros_total
+                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            stats.commits.fetch_add(1, Ordering::Relaxed);
+            stats
+                .merged_commands
+                .fetch_add(done.len() as u64, Ordering::Relaxed);
+            for pending in done {
+                (pending.finish)(None);
+            }
+            true
+        }
+        Err(e) => {
+            let error = StorageError::from(e);
+            tracing::error!(error = %error, "durable commit failed; {} commands fail", done.len());
+            *last_etag = durable_etag;
+            stats.commit_failures.fetch_add(1, Ordering::Relaxed);
+            for pending in done {
+                (pending.finish)(Some(&error));
+            }
+            false
+        }
+    }
+}

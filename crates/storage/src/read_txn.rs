@@ -1,0 +1,183 @@
+//! Reads on a snapshot.
+
+use heed::{RoTxn, WithoutTls};
+
+use crate::record::{DocumentRecord, Tombstone};
+use crate::store::Tables;
+use crate::tables::{self, decode_etag};
+use crate::StorageError;
+
+pub struct ReadTxn<'e> {
+    pub(crate) txn: RoTxn<'e, WithoutTls>,
+    pub(crate) tables: Tables,
+}
+
+impl ReadTxn<'_> {
+    /// The document whose lower-cased id is `key`.
+    pub fn document(&self, key: &str) -> Result<Option<DocumentRecord>, StorageError> {
+        match self.tables.docs.get(&self.txn, key.as_bytes())? {
+            Some(bytes) => Ok(Some(DocumentRecord::decode(bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Documents whose lower-cased id starts with `prefix`, in id order, after `start_after` (a lower-cased
+    /// id) if given. `visit` returns false to stop.
+    pub fn documents_with_prefix(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        for entry in self.tables.docs.prefix_iter(&self.txn, prefix.as_bytes())? {
+            let (key, value) = entry?;
+            if let Some(after) = start_after {
+                if key <= after.as_bytes() {
+                    continue;
+                }
+            }
+            if !visit(DocumentRecord::decode(value)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// All documents, newest first.
+    pub fn documents_newest_first(
+        &self,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        for entry in self.tables.docs_by_etag.rev_iter(&self.txn)? {
+            let (_, key) = entry?;
+            let bytes = self.tables.docs.get(&self.txn, key)?.ok_or_else(|| {
+                StorageError::corrupted(
+                    tables::DOCS_BY_ETAG,
+                    format!(
+                        "etag entry points to missing document {}",
+                        String::from_utf8_lossy(key)
+                    ),
+                )
+            })?;
+            if !visit(DocumentRecord::decode(bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Documents with an etag greater than `after`, oldest first.
+    pub fn documents_after_etag(
+        &self,
+        after: u64,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        let start = (after.saturating_add(1)).to_be_bytes();
+        let range = (
+            std::ops::Bound::Included(&start[..]),
+            std::ops::Bound::Unbounded,
+        );
+        for entry in self.tables.docs_by_etag.range(&self.txn, &range)? {
+            let (_, key) = entry?;
+            let bytes = self.tables.docs.get(&self.txn, key)?.ok_or_else(|| {
+                StorageError::corrupted(
+                    tables::DOCS_BY_ETAG,
+                    format!(
+                        "etag entry points to missing document {}",
+                        String::from_utf8_lossy(key)
+                    ),
+                )
+            })?;
+            if !visit(DocumentRecord::decode(bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Tombstones with an etag greater than `after`, oldest first.
+    pub fn tombstones_after_etag(
+        &self,
+        after: u64,
+        mut visit: impl FnMut(Tombstone) -> bool,
+    ) -> Result<(), StorageError> {
+        let start = (after.saturating_add(1)).to_be_bytes();
+        let range = (
+            std::ops::Bound::Included(&start[..]),
+            std::ops::Bound::Unbounded,
+        );
+        for entry in self.tables.tombstones.range(&self.txn, &range)? {
+            let (key, value) = entry?;
+            let etag = decode_etag(key)
+                .ok_or_else(|| StorageError::corrupted(tables::TOMBSTONES, "key is not 8 bytes"))?;
+            if !visit(Tombstone::decode(etag, value)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn count_documents(&self) -> Result<u64, StorageError> {
+        Ok(self.tables.docs.len(&self.txn)?)
+    }
+
+    pub fn count_tombstones(&self) -> Result<u64, StorageError> {
+        Ok(self.tables.tombstones.len(&self.txn)?)
+    }
+
+    /// The highest etag of a document or tombstone in this snapshot.
+    pub fn last_etag(&self) -> Result<u64, StorageError> {
+        let stored = self
+            .tables
+            .meta
+            .get(&self.txn, tables::meta_keys::LAST_ETAG)?
+            .and_then(decode_etag)
+            .unwrap_or(0);
+        Ok(stored)
+    }
+
+    /// Highest etag of a live document.
+    pub fn last_document_etag(&self) -> Result<u64, StorageError> {
+        Ok(self
+            .tables
+            .docs_by_etag
+            .last(&self.txn)?
+            .and_then(|(k, _)| decode_etag(k))
+            .unwrap_or(0))
+    }
+
+    /// Document count per collection (as the collection was first written), from the collection index.
+    pub fn collection_counts(&self) -> Result<Vec<(String, u64)>, StorageError> {
+        let mut counts: Vec<(String, String, u64)> = Vec::new();
+        for entry in self.tables.collection_etags.iter(&self.txn)? {
+            let (key, doc_key) = entry?;
+            let len = u16::from_be_bytes([key[0], key[1]]) as usize;
+            let lower = &key[2..2 + len];
+            match counts.last_mut() {
+                Some((l, _, n)) if l.as_bytes() == lower => *n += 1,
+                _ => {
+                    // Name the collection as its first document spells it.
+                    let display = match self.tables.docs.get(&self.txn, doc_key)? {
+                        Some(bytes) => DocumentRecord::decode(bytes)?.collection,
+                        None => String::from_utf8_lossy(lower).into_owned(),
+                    };
+                    counts.push((String::from_utf8_lossy(lower).into_owned(), display, 1));
+                }
+            }
+        }
+        Ok(counts.into_iter().map(|(_, name, n)| (name, n)).collect())
+    }
+
+    /// Current identity values, by lower-cased name.
+    pub fn identities(&self) -> Result<Vec<(String, u64)>, StorageError> {
+        let mut out = Vec::new();
+        for entry in self.tables.identities.iter(&self.txn)? {
+            let (k, v) = entry?;
+            let value = decode_etag(v).ok_or_else(|| {
+                StorageError::corrupted(tables::IDENTITIES, "value is not 8 bytes")
+            })?;
+            out.push((String::from_utf8_lossy(k).into_owned(), value));
+        }
+        Ok(out)
+    }
+}

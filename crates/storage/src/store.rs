@@ -1,0 +1,149 @@
+//! A database's LMDB environment and its tables.
+
+use std::path::{Path, PathBuf};
+
+use heed::types::Bytes;
+use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+
+use crate::read_txn::ReadTxn;
+use crate::tables::{self, meta_keys};
+use crate::StorageError;
+
+pub(crate) type Table = Database<Bytes, Bytes>;
+
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Upper bound of the memory map (virtual; the file grows as data is written).
+    pub map_size: usize,
+    /// Concurrent read transactions allowed.
+    pub max_readers: u32,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            map_size: 64 << 30,
+            max_readers: 1024,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(crate) struct Tables {
+    pub docs: Table,
+    pub docs_by_etag: Table,
+    pub collection_etags: Table,
+    pub tombstones: Table,
+    pub identities: Table,
+    pub meta: Table,
+}
+
+/// One database's storage. Cheap to share behind an `Arc`; reads run on MVCC snapshots and never wait for
+/// the writer.
+pub struct Store {
+    pub(crate) env: Env<WithoutTls>,
+    pub(crate) tables: Tables,
+    database_id: String,
+    path: PathBuf,
+    /// Last etag durable at open time; the merger owns the running value.
+    pub(crate) last_etag_at_open: u64,
+}
+
+impl Store {
+    pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, StorageError> {
+        std::fs::create_dir_all(path).map_err(|source| StorageError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut open = EnvOpenOptions::new().read_txn_without_tls();
+        open.map_size(options.map_size)
+            .max_dbs(tables::TABLE_COUNT + 2)
+            .max_readers(options.max_readers);
+        // SAFETY (heed's contract): the environment is opened once per path in this process (the landlord
+        // guarantees it) and the file is never truncated or modified outside LMDB.
+        #[allow(unsafe_code)]
+        let env = unsafe { open.open(path)? };
+        let mut wtxn = env.write_txn()?;
+        let tables = Tables {
+            docs: env.create_database(&mut wtxn, Some(tables::DOCS))?,
+            docs_by_etag: env.create_database(&mut wtxn, Some(tables::DOCS_BY_ETAG))?,
+            collection_etags: env.create_database(&mut wtxn, Some(tables::COLLECTION_ETAGS))?,
+            tombstones: env.create_database(&mut wtxn, Some(tables::TOMBSTONES))?,
+            identities: env.create_database(&mut wtxn, Some(tables::IDENTITIES))?,
+            meta: env.create_database(&mut wtxn, Some(tables::META))?,
+        };
+        match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
+            Some(v) => {
+                let found = u32::from_be_bytes(v.try_into().map_err(|_| {
+                    StorageError::corrupted(tables::META, "format_version is not 4 bytes")
+                })?);
+                if found != tables::FORMAT_VERSION {
+                    return Err(StorageError::UnsupportedFormat {
+                        found,
+                        supported: tables::FORMAT_VERSION,
+                    });
+                }
+            }
+            None => tables.meta.put(
+                &mut wtxn,
+                meta_keys::FORMAT_VERSION,
+                &tables::FORMAT_VERSION.to_be_bytes(),
+            )?,
+        }
+        let database_id = match tables.meta.get(&wtxn, meta_keys::DATABASE_ID)? {
+            Some(v) => String::from_utf8(v.to_vec())
+                .map_err(|_| StorageError::corrupted(tables::META, "database_id is not UTF-8"))?,
+            None => {
+                let id = corvid_types::new_database_id();
+                tables
+                    .meta
+                    .put(&mut wtxn, meta_keys::DATABASE_ID, id.as_bytes())?;
+                id
+            }
+        };
+        let stored_last = tables
+            .meta
+            .get(&wtxn, meta_keys::LAST_ETAG)?
+            .and_then(tables::decode_etag)
+            .unwrap_or(0);
+        let last_doc = tables
+            .docs_by_etag
+            .last(&wtxn)?
+            .and_then(|(k, _)| tables::decode_etag(k))
+            .unwrap_or(0);
+        let last_tomb = tables
+            .tombstones
+            .last(&wtxn)?
+            .and_then(|(k, _)| tables::decode_etag(k))
+            .unwrap_or(0);
+        wtxn.commit()?;
+        Ok(Store {
+            env,
+            tables,
+            database_id,
+            path: path.to_owned(),
+            last_etag_at_open: stored_last.max(last_doc).max(last_tomb),
+        })
+    }
+
+    pub fn database_id(&self) -> &str {
+        &self.database_id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A consistent snapshot of the whole database.
+    pub fn read(&self) -> Result<ReadTxn<'_>, StorageError> {
+        Ok(ReadTxn {
+            txn: self.env.read_txn()?,
+            tables: self.tables,
+        })
+    }
+
+    /// Bytes used by the data file.
+    pub fn size_on_disk(&self) -> u64 {
+        self.env.real_disk_size().unwrap_or(0)
+    }
+}

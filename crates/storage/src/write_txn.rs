@@ -1,0 +1,192 @@
+//! Writes inside the merger's transaction. Every document write takes the next etag and keeps the three
+//! document tables consistent.
+
+use heed::RwTxn;
+
+use crate::record::{DocumentRecord, Tombstone};
+use crate::store::Tables;
+use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys};
+use crate::StorageError;
+use corvid_types::{format_change_vector, id_key};
+
+pub struct WriteTxn<'t> {
+    pub(crate) txn: RwTxn<'t>,
+    pub(crate) tables: Tables,
+    pub(crate) last_etag: u64,
+    pub(crate) database_id: &'t str,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PutOutcome {
+    pub etag: u64,
+    pub change_vector: String,
+    pub last_modified: i64,
+    pub collection: String,
+    pub flags: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DeleteOutcome {
+    pub etag: u64,
+    pub change_vector: String,
+    pub collection: String,
+}
+
+impl WriteTxn<'_> {
+    pub fn database_id(&self) -> &str {
+        self.database_id
+    }
+
+    /// The etag the next write in this transaction will get.
+    pub fn peek_next_etag(&self) -> u64 {
+        self.last_etag + 1
+    }
+
+    fn next_etag(&mut self) -> Result<u64, StorageError> {
+        self.last_etag += 1;
+        let etag = self.last_etag;
+        self.tables
+            .meta
+            .put(&mut self.txn, meta_keys::LAST_ETAG, &etag_key(etag))?;
+        Ok(etag)
+    }
+
+    /// The current version of the document whose lower-cased id is `key`.
+    pub fn document(&self, key: &str) -> Result<Option<DocumentRecord>, StorageError> {
+        match self.tables.docs.get(&self.txn, key.as_bytes())? {
+            Some(bytes) => Ok(Some(DocumentRecord::decode(bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Stores a document (new or replacing), giving it a new etag and change vector. `key` must be
+    /// `id_key(id)`; `body` and `client_metadata` compact JSON objects.
+    pub fn put_document(
+        &mut self,
+        id: &str,
+        collection: &str,
+        body: String,
+        client_metadata: String,
+        flags: u32,
+        now: i64,
+    ) -> Result<PutOutcome, StorageError> {
+        let key = id_key(id);
+        if let Some(old) = self.document(&key)? {
+            self.unlink(&key, &old)?;
+        }
+        let etag = self.next_etag()?;
+        let change_vector = format_change_vector(etag, self.database_id);
+        let record = DocumentRecord {
+            id: id.to_owned(),
+            etag,
+            last_modified: now,
+            flags,
+            collection: collection.to_owned(),
+            change_vector: change_vector.clone(),
+            body,
+            client_metadata,
+        };
+        self.tables
+            .docs
+            .put(&mut self.txn, key.as_bytes(), &record.encode())?;
+        self.tables
+            .docs_by_etag
+            .put(&mut self.txn, &etag_key(etag), key.as_bytes())?;
+        self.tables.collection_etags.put(
+            &mut self.txn,
+            &collection_etag_key(&id_key(collection), etag),
+            key.as_bytes(),
+        )?;
+        Ok(PutOutcome {
+            etag,
+            change_vector,
+            last_modified: now,
+            collection: collection.to_owned(),
+            flags,
+        })
+    }
+
+    /// Deletes a document and leaves a tombstone; None when it did not exist.
+    pub fn delete_document(
+        &mut self,
+        key: &str,
+        now: i64,
+    ) -> Result<Option<DeleteOutcome>, StorageError> {
+        let Some(old) = self.document(key)? else {
+            return Ok(None);
+        };
+        self.unlink(key, &old)?;
+        self.tables.docs.delete(&mut self.txn, key.as_bytes())?;
+        let etag = self.next_etag()?;
+        let change_vector = format_change_vector(etag, self.database_id);
+        let tombstone = Tombstone {
+            etag,
+            id: old.id,
+            collection: old.collection.clone(),
+            change_vector: change_vector.clone(),
+            deleted_at: now,
+        };
+        self.tables
+            .tombstones
+            .put(&mut self.txn, &etag_key(etag), &tombstone.encode())?;
+        Ok(Some(DeleteOutcome {
+            etag,
+            change_vector,
+            collection: old.collection,
+        }))
+    }
+
+    /// Lower-cased ids of documents whose id starts with `prefix` (lower-cased).
+    pub fn document_keys_with_prefix(&self, prefix: &str) -> Result<Vec<String>, StorageError> {
+        let mut keys = Vec::new();
+        for entry in self.tables.docs.prefix_iter(&self.txn, prefix.as_bytes())? {
+            let (key, _) = entry?;
+            keys.push(String::from_utf8_lossy(key).into_owned());
+        }
+        Ok(keys)
+    }
+
+    fn unlink(&mut self, key: &str, old: &DocumentRecord) -> Result<(), StorageError> {
+        let removed = self
+            .tables
+            .docs_by_etag
+            .delete(&mut self.txn, &etag_key(old.etag))?;
+        let removed_coll = self.tables.collection_etags.delete(
+            &mut self.txn,
+            &collection_etag_key(&id_key(&old.collection), old.etag),
+        )?;
+        if !removed || !removed_coll {
+            return Err(StorageError::corrupted(
+                tables::DOCS_BY_ETAG,
+                format!(
+                    "index entries of document {key} (etag {}) are missing",
+                    old.etag
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn identity(&self, name: &str) -> Result<u64, StorageError> {
+        Ok(self
+            .tables
+            .identities
+            .get(&self.txn, id_key(name).as_bytes())?
+            .and_then(decode_etag)
+            .unwrap_or(0))
+    }
+
+    pub fn set_identity(&mut self, name: &str, value: u64) -> Result<(), StorageError> {
+        self.tables
+            .identities
+            .put(&mut self.txn, id_key(name).as_bytes(), &value.to_be_bytes())?;
+        Ok(())
+    }
+
+    /// Increments and returns the identity `name`.
+    pub fn next_identity(&mut self, name: &str) -> Result<u64, StorageError> {
+        let next = self.identity(name)? + 1;
+        self.set_identity(name, next)?;
+        Ok(next)
+    }
+}

@@ -1,0 +1,65 @@
+//! Document ids: case-insensitive for lookups, stored with the case the client wrote.
+
+/// Longest id accepted, in bytes of its lower-cased UTF-8 form. LMDB keys are limited to 511 bytes.
+pub const MAX_ID_BYTES: usize = 500;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdError {
+    #[error("Document id must not be empty")]
+    Empty,
+    #[error("Document id is {len} bytes long; the limit is {max} bytes")]
+    TooLong { len: usize, max: usize },
+    #[error("Document id must not contain control characters")]
+    ControlCharacter,
+}
+
+/// The lookup key of an id: its lower-case form (RavenDB compares ids case-insensitively).
+pub fn id_key(id: &str) -> String {
+    if id.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        id.to_owned()
+    } else {
+        id.to_lowercase()
+    }
+}
+
+/// Checks that an id can be stored; returns its lookup key.
+pub fn validate_id(id: &str) -> Result<String, IdError> {
+    if id.is_empty() {
+        return Err(IdError::Empty);
+    }
+    if id.chars().any(|c| c.is_control()) {
+        return Err(IdError::ControlCharacter);
+    }
+    let key = id_key(id);
+    if key.len() > MAX_ID_BYTES {
+        return Err(IdError::TooLong {
+            len: key.len(),
+            max: MAX_ID_BYTES,
+        });
+    }
+    Ok(key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_ignore_case_and_keep_ascii_lowercase_as_is() {
+        assert_eq!(id_key("Users/1-A"), "users/1-a");
+        assert_eq!(id_key("users/1-a"), "users/1-a");
+        assert_eq!(id_key("ÜSERS/Ä"), "üsers/ä");
+    }
+
+    #[test]
+    fn validation_rejects_empty_long_and_control_ids() {
+        assert_eq!(validate_id(""), Err(IdError::Empty));
+        assert!(matches!(
+            validate_id(&"x".repeat(501)),
+            Err(IdError::TooLong { len: 501, .. })
+        ));
+        assert_eq!(validate_id("a\nb"), Err(IdError::ControlCharacter));
+        assert_eq!(validate_id(&"x".repeat(500)).unwrap().len(), 500);
+        assert_eq!(validate_id("Orders/7").unwrap(), "orders/7");
+    }
+}

@@ -1,0 +1,14 @@
+//! Vocabulary shared by every Corvid layer: document ids, etags, change vectors, metadata key names and the
+//! date format the RavenDB clients parse. No I/O here.
+
+mod change_vector;
+mod dates;
+mod ids;
+pub mod metadata;
+
+pub use change_vector::{format_change_vector, new_database_id, NODE_TAG};
+pub use dates::{format_date, now_nanos};
+pub use ids::{id_key, validate_id, IdError, MAX_ID_BYTES};
+
+/// Per-database, strictly increasing sequence number of every document write and delete.
+pub type Etag = u64;
