@@ -39,34 +39,21 @@ fn main() -> std::process::ExitCode {
 }
 
 fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_target(false)
-        .init();
+    let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).with_target(false).init();
 }
 
 fn run(settings: settings::Settings) -> std::io::Result<()> {
     // Held until exit: removes an in-memory server's data directory.
     let _temp_dir = match &settings.run_in_memory {
-        true => Some(
-            tempfile::Builder::new()
-                .prefix("corvid-in-memory-")
-                .tempdir()?,
-        ),
+        true => Some(tempfile::Builder::new().prefix("corvid-in-memory-").tempdir()?),
         false => None,
     };
     let mut config = settings.config.clone();
     if let Some(dir) = &_temp_dir {
         config.data_dir = dir.path().to_owned();
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("corvid-http")
-        .build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("corvid-http").build()?;
     let stop = Arc::new(Notify::new());
     if let Some(pid) = settings.parent_pid {
         watch_parent(pid, stop.clone());
@@ -89,8 +76,7 @@ async fn wait_for_signal(stop: Arc<Notify>) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("install SIGTERM handler");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("install SIGTERM handler");
         tokio::select! {
             _ = ctrl_c => {}
             _ = term.recv() => {}
@@ -110,14 +96,12 @@ fn watch_parent(pid: u32, stop: Arc<Notify>) {
     if !proc_dir.exists() {
         return;
     }
-    let _ = std::thread::Builder::new()
-        .name("parent-watch".into())
-        .spawn(move || loop {
-            std::thread::sleep(std::time::Duration::from_millis(500));
-            if !proc_dir.exists() {
-                tracing::info!(pid, "parent process exited; shutting down");
-                stop.notify_one();
-                return;
-            }
-        });
+    let _ = std::thread::Builder::new().name("parent-watch".into()).spawn(move || loop {
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        if !proc_dir.exists() {
+            tracing::info!(pid, "parent process exited; shutting down");
+            stop.notify_one();
+            return;
+        }
+    });
 }

@@ -59,31 +59,20 @@ struct FileSettings {
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
-    value
-        .trim()
-        .parse()
-        .map_err(|_| format!("invalid value '{value}' for {name}"))
+    value.trim().parse().map_err(|_| format!("invalid value '{value}' for {name}"))
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
     match value.trim().to_ascii_lowercase().as_str() {
         "" | "true" | "1" | "yes" => Ok(true),
         "false" | "0" | "no" => Ok(false),
-        _ => Err(format!(
-            "invalid value '{value}' for {name} (true or false)"
-        )),
+        _ => Err(format!("invalid value '{value}' for {name} (true or false)")),
     }
 }
 
 impl Settings {
     fn defaults() -> Settings {
-        Settings {
-            config: ServerConfig::default(),
-            run_in_memory: false,
-            parent_pid: None,
-            log_filter: "info".into(),
-            ignored: Vec::new(),
-        }
+        Settings { config: ServerConfig::default(), run_in_memory: false, parent_pid: None, log_filter: "info".into(), ignored: Vec::new() }
     }
 
     /// Applies one named setting (`name` in snake_case) from any source.
@@ -93,19 +82,11 @@ impl Settings {
             "url" => c.url = value.to_owned(),
             "data_dir" => c.data_dir = PathBuf::from(value),
             "run_in_memory" => self.run_in_memory = parse_bool(name, value)?,
-            "max_concurrent_requests" => {
-                c.max_concurrent_requests = parse::<usize>(name, value)?.max(1)
-            }
+            "max_concurrent_requests" => c.max_concurrent_requests = parse::<usize>(name, value)?.max(1),
             "max_body_bytes" => c.max_body_bytes = parse(name, value)?,
-            "database_load_timeout_ms" => {
-                c.database_load_timeout = Duration::from_millis(parse(name, value)?)
-            }
-            "shutdown_timeout_ms" => {
-                c.shutdown_timeout = Duration::from_millis(parse(name, value)?)
-            }
-            "write_queue_capacity" => {
-                c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1)
-            }
+            "database_load_timeout_ms" => c.database_load_timeout = Duration::from_millis(parse(name, value)?),
+            "shutdown_timeout_ms" => c.shutdown_timeout = Duration::from_millis(parse(name, value)?),
+            "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "log" => self.log_filter = value.to_owned(),
@@ -115,31 +96,17 @@ impl Settings {
     }
 
     fn apply_file(&mut self, path: &str) -> Result<(), String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config file {path}: {e}"))?;
-        let file: FileSettings =
-            toml::from_str(&text).map_err(|e| format!("config file {path}: {e}"))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read config file {path}: {e}"))?;
+        let file: FileSettings = toml::from_str(&text).map_err(|e| format!("config file {path}: {e}"))?;
         let pairs: Vec<(&str, Option<String>)> = vec![
             ("url", file.url),
             ("data_dir", file.data_dir.map(|p| p.display().to_string())),
             ("run_in_memory", file.run_in_memory.map(|v| v.to_string())),
-            (
-                "max_concurrent_requests",
-                file.max_concurrent_requests.map(|v| v.to_string()),
-            ),
+            ("max_concurrent_requests", file.max_concurrent_requests.map(|v| v.to_string())),
             ("max_body_bytes", file.max_body_bytes.map(|v| v.to_string())),
-            (
-                "database_load_timeout_ms",
-                file.database_load_timeout_ms.map(|v| v.to_string()),
-            ),
-            (
-                "shutdown_timeout_ms",
-                file.shutdown_timeout_ms.map(|v| v.to_string()),
-            ),
-            (
-                "write_queue_capacity",
-                file.write_queue_capacity.map(|v| v.to_string()),
-            ),
+            ("database_load_timeout_ms", file.database_load_timeout_ms.map(|v| v.to_string())),
+            ("shutdown_timeout_ms", file.shutdown_timeout_ms.map(|v| v.to_string())),
+            ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
             ("log", file.log),
@@ -167,16 +134,11 @@ impl Settings {
         let mut settings = Settings::defaults();
         // The config file comes first so environment and flags override it.
         let config_flag = args.iter().enumerate().find_map(|(i, a)| {
-            a.strip_prefix("--config=").map(str::to_owned).or_else(|| {
-                (*a == "--config")
-                    .then(|| args.get(i + 1).map(|s| s.to_string()))
-                    .flatten()
-            })
+            a.strip_prefix("--config=")
+                .map(str::to_owned)
+                .or_else(|| (*a == "--config").then(|| args.get(i + 1).map(|s| s.to_string())).flatten())
         });
-        let config_env = env
-            .iter()
-            .find(|(k, _)| k == "CORVID_CONFIG")
-            .map(|(_, v)| v.clone());
+        let config_env = env.iter().find(|(k, _)| k == "CORVID_CONFIG").map(|(_, v)| v.clone());
         if let Some(path) = config_flag.or(config_env) {
             settings.apply_file(&path)?;
         }
@@ -184,9 +146,7 @@ impl Settings {
             if let Some(name) = key.strip_prefix("CORVID_") {
                 let name = name.to_ascii_lowercase();
                 if name != "config" && name != "bin" {
-                    settings
-                        .apply(&name, value)
-                        .map_err(|e| format!("{key}: {e}"))?;
+                    settings.apply(&name, value).map_err(|e| format!("{key}: {e}"))?;
                 }
             }
         }
@@ -211,9 +171,7 @@ impl Settings {
                 (Some(v), _) => v,
                 (None, true) => "true".to_owned(),
                 (None, false) => {
-                    let v = args
-                        .get(i)
-                        .ok_or_else(|| format!("--{name} needs a value"))?;
+                    let v = args.get(i).ok_or_else(|| format!("--{name} needs a value"))?;
                     i += 1;
                     v.to_string()
                 }
@@ -232,9 +190,7 @@ impl Settings {
             "ServerUrl" => self.config.url = value.to_owned(),
             "DataDir" => self.config.data_dir = PathBuf::from(value),
             "RunInMemory" => self.run_in_memory = parse_bool(name, value).unwrap_or(true),
-            "Embedded.ParentProcessId" | "Testing.ParentProcessId" => {
-                self.parent_pid = value.parse().ok()
-            }
+            "Embedded.ParentProcessId" | "Testing.ParentProcessId" => self.parent_pid = value.parse().ok(),
             "Logs.Mode" if value.eq_ignore_ascii_case("none") => self.config.log_requests = false,
             _ => self.ignored.push(format!("--{name}={value}")),
         }
@@ -246,10 +202,7 @@ mod tests {
     use super::*;
 
     fn settings(args: &[&str], env: &[(&str, &str)]) -> Settings {
-        let env: Vec<(String, String)> = env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Settings::from_sources(args, &env).unwrap()
     }
 
@@ -257,10 +210,7 @@ mod tests {
     fn flags_override_environment() {
         let s = settings(
             &["--url", "http://127.0.0.1:0", "--max-body-bytes=10"],
-            &[
-                ("CORVID_URL", "http://0.0.0.0:1"),
-                ("CORVID_DATA_DIR", "/d"),
-            ],
+            &[("CORVID_URL", "http://0.0.0.0:1"), ("CORVID_DATA_DIR", "/d")],
         );
         assert_eq!(s.config.url, "http://127.0.0.1:0");
         assert_eq!(s.config.max_body_bytes, 10);
@@ -299,11 +249,7 @@ mod tests {
     fn reads_toml_files() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.toml");
-        std::fs::write(
-            &path,
-            "url = \"http://127.0.0.1:9\"\nmax_concurrent_requests = 3\n",
-        )
-        .unwrap();
+        std::fs::write(&path, "url = \"http://127.0.0.1:9\"\nmax_concurrent_requests = 3\n").unwrap();
         let s = settings(&["--config", path.to_str().unwrap()], &[]);
         assert_eq!(s.config.url, "http://127.0.0.1:9");
         assert_eq!(s.config.max_concurrent_requests, 3);

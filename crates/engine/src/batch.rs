@@ -26,16 +26,9 @@ impl ExpectedChangeVector {
         }
     }
 
-    fn check(
-        &self,
-        id: &str,
-        current: Option<&DocumentRecord>,
-        operation: &str,
-    ) -> Result<(), EngineError> {
+    fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
         let violation = |detail: String| EngineError::Concurrency {
-            message: format!(
-                "{detail}. Optimistic concurrency violation, transaction will be aborted."
-            ),
+            message: format!("{detail}. Optimistic concurrency violation, transaction will be aborted."),
         };
         match (self, current) {
             (ExpectedChangeVector::Any, _) | (ExpectedChangeVector::MustNotExist, None) => Ok(()),
@@ -67,23 +60,15 @@ pub enum BatchCommand {
         expected: ExpectedChangeVector,
     },
     /// `DELETE` with an id ending in `*`: every document whose id starts with the prefix.
-    DeletePrefix { prefix: String },
+    DeletePrefix {
+        prefix: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchReply {
-    Put {
-        id: String,
-        collection: String,
-        change_vector: String,
-        last_modified: i64,
-        flags: u32,
-    },
-    Delete {
-        id: String,
-        deleted: bool,
-        change_vector: Option<String>,
-    },
+    Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
+    Delete { id: String, deleted: bool, change_vector: Option<String> },
 }
 
 /// Checks ids up front so a batch with a bad id is refused before it reaches the writer.
@@ -140,14 +125,7 @@ pub(crate) fn put_in_txn(
     // Keep the id's original spelling from the first write, like RavenDB does on overwrite.
     let stored_id = current.as_ref().map(|c| c.id.clone()).unwrap_or(id);
     let flags = current.as_ref().map(|c| c.flags).unwrap_or(0);
-    let out = txn.put_document(
-        &stored_id,
-        &document.collection,
-        document.body,
-        document.client_metadata,
-        flags,
-        now,
-    )?;
+    let out = txn.put_document(&stored_id, &document.collection, document.body, document.client_metadata, flags, now)?;
     Ok(BatchReply::Put {
         id: stored_id,
         collection: out.collection,
@@ -167,38 +145,19 @@ pub(crate) fn delete_in_txn(
     let current = txn.document(&key)?;
     expected.check(id, current.as_ref(), "DELETE")?;
     let outcome = txn.delete_document(&key, now)?;
-    Ok(BatchReply::Delete {
-        id: id.to_owned(),
-        deleted: outcome.is_some(),
-        change_vector: outcome.map(|o| o.change_vector),
-    })
+    Ok(BatchReply::Delete { id: id.to_owned(), deleted: outcome.is_some(), change_vector: outcome.map(|o| o.change_vector) })
 }
 
-fn run_command(
-    txn: &mut WriteTxn<'_>,
-    command: BatchCommand,
-    now: i64,
-    replies: &mut Vec<BatchReply>,
-) -> Result<(), EngineError> {
+fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies: &mut Vec<BatchReply>) -> Result<(), EngineError> {
     match command {
-        BatchCommand::Put {
-            id,
-            expected,
-            document,
-        } => replies.push(put_in_txn(txn, &id, &expected, document, now)?),
-        BatchCommand::Delete { id, expected } => {
-            replies.push(delete_in_txn(txn, &id, &expected, now)?)
-        }
+        BatchCommand::Put { id, expected, document } => replies.push(put_in_txn(txn, &id, &expected, document, now)?),
+        BatchCommand::Delete { id, expected } => replies.push(delete_in_txn(txn, &id, &expected, now)?),
         BatchCommand::DeletePrefix { prefix } => {
             let keys = txn.document_keys_with_prefix(&id_key(&prefix))?;
             for key in &keys {
                 txn.delete_document(key, now)?;
             }
-            replies.push(BatchReply::Delete {
-                id: format!("{prefix}*"),
-                deleted: !keys.is_empty(),
-                change_vector: None,
-            });
+            replies.push(BatchReply::Delete { id: format!("{prefix}*"), deleted: !keys.is_empty(), change_vector: None });
         }
     }
     Ok(())
@@ -228,18 +187,11 @@ impl Database {
         )
     }
 
-    pub fn batch_blocking(
-        &self,
-        commands: Vec<BatchCommand>,
-    ) -> Result<Vec<BatchReply>, EngineError> {
+    pub fn batch_blocking(&self, commands: Vec<BatchCommand>) -> Result<Vec<BatchReply>, EngineError> {
         let (tx, rx) = std::sync::mpsc::channel();
         self.submit_batch(commands, move |r| {
             let _ = tx.send(r);
         })?;
-        rx.recv().unwrap_or_else(|_| {
-            Err(EngineError::ShuttingDown {
-                database: self.name().to_owned(),
-            })
-        })
+        rx.recv().unwrap_or_else(|_| Err(EngineError::ShuttingDown { database: self.name().to_owned() }))
     }
 }

@@ -16,10 +16,7 @@ pub struct DatabaseOptions {
 
 impl Default for DatabaseOptions {
     fn default() -> Self {
-        DatabaseOptions {
-            store: StoreOptions::default(),
-            write_queue_capacity: 16 * 1024,
-        }
+        DatabaseOptions { store: StoreOptions::default(), write_queue_capacity: 16 * 1024 }
     }
 }
 
@@ -31,23 +28,10 @@ pub struct Database {
 
 impl Database {
     /// Opens (or creates) the database stored at `path` and starts its writer thread.
-    pub fn open(
-        name: &str,
-        path: &Path,
-        options: &DatabaseOptions,
-    ) -> Result<Database, EngineError> {
+    pub fn open(name: &str, path: &Path, options: &DatabaseOptions) -> Result<Database, EngineError> {
         let store = Arc::new(Store::open(path, &options.store)?);
-        let merger = TransactionMerger::start(
-            name,
-            store.clone(),
-            options.write_queue_capacity,
-            |_etag| {},
-        )?;
-        Ok(Database {
-            name: name.to_owned(),
-            store,
-            merger,
-        })
+        let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, |_etag| {})?;
+        Ok(Database { name: name.to_owned(), store, merger })
     }
 
     pub fn name(&self) -> &str {
@@ -68,9 +52,7 @@ impl Database {
         op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
         reply: impl FnOnce(Result<T, EngineError>) + Send + 'static,
     ) -> Result<(), EngineError> {
-        self.merger
-            .submit(op, reply)
-            .map_err(|e| self.name_error(e.into()))
+        self.merger.submit(op, reply).map_err(|e| self.name_error(e.into()))
     }
 
     /// Runs a write and waits for it on this thread.
@@ -78,19 +60,13 @@ impl Database {
         &self,
         op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
     ) -> Result<T, EngineError> {
-        self.merger
-            .write_blocking(op)
-            .map_err(|e| self.name_error(e))
+        self.merger.write_blocking(op).map_err(|e| self.name_error(e))
     }
 
     fn name_error(&self, e: EngineError) -> EngineError {
         match e {
-            EngineError::Busy { .. } => EngineError::Busy {
-                database: self.name.clone(),
-            },
-            EngineError::ShuttingDown { .. } => EngineError::ShuttingDown {
-                database: self.name.clone(),
-            },
+            EngineError::Busy { .. } => EngineError::Busy { database: self.name.clone() },
+            EngineError::ShuttingDown { .. } => EngineError::ShuttingDown { database: self.name.clone() },
             other => other,
         }
     }

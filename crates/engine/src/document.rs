@@ -30,11 +30,7 @@ impl IncomingDocument {
                         match value {
                             Value::String(name) if !name.is_empty() => collection = name,
                             Value::String(_) | Value::Null => {}
-                            _ => {
-                                return Err(EngineError::bad_request(
-                                    "@metadata.@collection must be a string",
-                                ))
-                            }
+                            _ => return Err(EngineError::bad_request("@metadata.@collection must be a string")),
                         }
                     } else if !meta::is_server_owned(&key) {
                         client.insert(key, value);
@@ -43,11 +39,7 @@ impl IncomingDocument {
             }
             Some(_) => return Err(EngineError::bad_request("@metadata must be a JSON object")),
         }
-        Ok(IncomingDocument {
-            collection,
-            body: Value::Object(fields).to_string(),
-            client_metadata: Value::Object(client).to_string(),
-        })
+        Ok(IncomingDocument { collection, body: Value::Object(fields).to_string(), client_metadata: Value::Object(client).to_string() })
     }
 }
 
@@ -66,10 +58,7 @@ mod tests {
         .unwrap();
         assert_eq!(doc.collection, "Users");
         assert_eq!(doc.body, r#"{"name":"John","age":30}"#);
-        assert_eq!(
-            doc.client_metadata,
-            r#"{"Raven-Python-Type":"m.User","@nested-object-types":{"a":"date"}}"#
-        );
+        assert_eq!(doc.client_metadata, r#"{"Raven-Python-Type":"m.User","@nested-object-types":{"a":"date"}}"#);
     }
 
     #[test]

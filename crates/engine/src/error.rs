@@ -22,12 +22,8 @@ pub enum EngineError {
 impl From<StorageError> for EngineError {
     fn from(e: StorageError) -> Self {
         match e {
-            StorageError::QueueFull => EngineError::Busy {
-                database: String::new(),
-            },
-            StorageError::ShuttingDown => EngineError::ShuttingDown {
-                database: String::new(),
-            },
+            StorageError::QueueFull => EngineError::Busy { database: String::new() },
+            StorageError::ShuttingDown => EngineError::ShuttingDown { database: String::new() },
             other => EngineError::Storage(other),
         }
     }

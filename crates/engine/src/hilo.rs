@@ -59,13 +59,8 @@ fn stored_max(txn: &corvid_storage::WriteTxn<'_>, id: &str) -> Result<Option<u64
     let Some(doc) = txn.document(&id_key(id))? else {
         return Ok(None);
     };
-    let body: serde_json::Value =
-        serde_json::from_str(&doc.body).map_err(|e| EngineError::bad_request(e.to_string()))?;
-    Ok(Some(
-        body.get("Max")
-            .and_then(|m| m.as_u64().or_else(|| m.as_f64().map(|f| f as u64)))
-            .unwrap_or(0),
-    ))
+    let body: serde_json::Value = serde_json::from_str(&doc.body).map_err(|e| EngineError::bad_request(e.to_string()))?;
+    Ok(Some(body.get("Max").and_then(|m| m.as_u64().or_else(|| m.as_f64().map(|f| f as u64))).unwrap_or(0)))
 }
 
 fn hilo_document(max: u64) -> IncomingDocument {
@@ -90,19 +85,9 @@ impl Database {
                 let now = now_nanos();
                 let id = hilo_id(&request.tag);
                 let old_max = stored_max(txn, &id)?.unwrap_or(0).max(request.last_max);
-                let size = capacity(
-                    request.last_batch_size,
-                    request.last_range_at.as_deref(),
-                    now,
-                );
+                let size = capacity(request.last_batch_size, request.last_range_at.as_deref(), now);
                 let high = old_max + size;
-                put_in_txn(
-                    txn,
-                    &id,
-                    &ExpectedChangeVector::Any,
-                    hilo_document(high),
-                    now,
-                )?;
+                put_in_txn(txn, &id, &ExpectedChangeVector::Any, hilo_document(high), now)?;
                 Ok(HiloRange {
                     prefix: format!("{}{}", request.tag, request.separator),
                     low: old_max + 1,
@@ -129,13 +114,7 @@ impl Database {
                 let id = hilo_id(&tag);
                 if let Some(max) = stored_max(txn, &id)? {
                     if max == end && last <= max {
-                        put_in_txn(
-                            txn,
-                            &id,
-                            &ExpectedChangeVector::Any,
-                            hilo_document(last),
-                            now_nanos(),
-                        )?;
+                        put_in_txn(txn, &id, &ExpectedChangeVector::Any, hilo_document(last), now_nanos())?;
                     }
                 }
                 Ok(())
@@ -192,9 +171,6 @@ mod tests {
         assert_eq!(capacity(32, Some("2024-05-01T10:00:50.0000000"), now), 64);
         assert_eq!(capacity(64, Some("2024-05-01T10:00:15.1234567Z"), now), 64);
         assert_eq!(capacity(64, Some("2024-05-01T09:50:00.0000000"), now), 32);
-        assert_eq!(
-            capacity(1 << 20, Some("2024-05-01T10:00:59.0000000"), now),
-            1 << 20
-        );
+        assert_eq!(capacity(1 << 20, Some("2024-05-01T10:00:59.0000000"), now), 1 << 20);
     }
 }

@@ -21,16 +21,10 @@ fn collect(value: &Value, segments: &[&str], out: &mut Vec<String>) {
         Some(name) => (name, true),
         None => (*first, false),
     };
-    let child = if name.is_empty() {
-        Some(value)
-    } else {
-        value.get(name)
-    };
+    let child = if name.is_empty() { Some(value) } else { value.get(name) };
     match (child, over_array) {
         (Some(Value::Array(items)), true) => items.iter().for_each(|item| collect(item, rest, out)),
-        (Some(Value::Array(items)), false) if !rest.is_empty() => {
-            items.iter().for_each(|item| collect(item, rest, out))
-        }
+        (Some(Value::Array(items)), false) if !rest.is_empty() => items.iter().for_each(|item| collect(item, rest, out)),
         (Some(child), _) => collect(child, rest, out),
         (None, _) => {}
     }

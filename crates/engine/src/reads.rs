@@ -53,12 +53,7 @@ impl VersionHasher {
 }
 
 impl Database {
-    pub fn load(
-        &self,
-        ids: &[String],
-        include_paths: &[String],
-        metadata_only: bool,
-    ) -> Result<LoadResult, EngineError> {
+    pub fn load(&self, ids: &[String], include_paths: &[String], metadata_only: bool) -> Result<LoadResult, EngineError> {
         let snapshot = self.store.read()?;
         let mut hasher = VersionHasher::new();
         let mut result = LoadResult::default();
@@ -90,9 +85,7 @@ impl Database {
                     }
                     if let Some(doc) = snapshot.document(&key)? {
                         hasher.add(doc.change_vector.as_bytes());
-                        result
-                            .includes
-                            .push((doc.id.clone(), doc.to_json_string(false)));
+                        result.includes.push((doc.id.clone(), doc.to_json_string(false)));
                     }
                 }
             }
@@ -101,17 +94,9 @@ impl Database {
         Ok(result)
     }
 
-    fn referenced_ids(
-        &self,
-        record: &DocumentRecord,
-        include_paths: &[String],
-    ) -> Result<Vec<String>, EngineError> {
-        let body: serde_json::Value = serde_json::from_str(&record.body).map_err(|e| {
-            EngineError::Storage(corvid_storage::StorageError::Corrupted {
-                table: "docs",
-                context: e.to_string(),
-            })
-        })?;
+    fn referenced_ids(&self, record: &DocumentRecord, include_paths: &[String]) -> Result<Vec<String>, EngineError> {
+        let body: serde_json::Value = serde_json::from_str(&record.body)
+            .map_err(|e| EngineError::Storage(corvid_storage::StorageError::Corrupted { table: "docs", context: e.to_string() }))?;
         let mut out = Vec::new();
         for path in include_paths {
             referenced_ids(&body, path, &mut out);
@@ -121,11 +106,7 @@ impl Database {
 
     /// The change vector of a document, if it exists.
     pub fn change_vector(&self, id: &str) -> Result<Option<String>, EngineError> {
-        Ok(self
-            .store
-            .read()?
-            .document(&id_key(id))?
-            .map(|r| r.change_vector))
+        Ok(self.store.read()?.document(&id_key(id))?.map(|r| r.change_vector))
     }
 
     /// A page of documents by prefix (id order) or, without a prefix, newest first. Returns wire JSON and a

@@ -37,9 +37,6 @@ impl Database {
 
     pub fn collection_stats(&self) -> Result<CollectionStats, EngineError> {
         let snapshot = self.store.read()?;
-        Ok(CollectionStats {
-            count_of_documents: snapshot.count_documents()?,
-            collections: snapshot.collection_counts()?,
-        })
+        Ok(CollectionStats { count_of_documents: snapshot.count_documents()?, collections: snapshot.collection_counts()? })
     }
 }

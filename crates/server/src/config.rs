@@ -43,33 +43,17 @@ impl Default for ServerConfig {
 impl ServerConfig {
     pub fn bind_address(&self) -> std::io::Result<SocketAddr> {
         let rest = self.url.strip_prefix("http://").ok_or_else(|| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("server URL '{}' must start with http://", self.url),
-            )
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("server URL '{}' must start with http://", self.url))
         })?;
         let host_port = rest.trim_end_matches('/');
-        let host_port = if host_port.contains(':') {
-            host_port.to_owned()
-        } else {
-            format!("{host_port}:80")
-        };
+        let host_port = if host_port.contains(':') { host_port.to_owned() } else { format!("{host_port}:80") };
         let host_port = host_port.replacen("localhost:", "127.0.0.1:", 1);
-        host_port.parse().map_err(|e| {
-            std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                format!("server URL '{}': {e}", self.url),
-            )
-        })
+        host_port.parse().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("server URL '{}': {e}", self.url)))
     }
 
     /// The URL clients use: the configured host with the port actually bound.
     pub fn public_url(&self, bound: SocketAddr) -> String {
-        let host = self
-            .url
-            .strip_prefix("http://")
-            .unwrap_or(&self.url)
-            .trim_end_matches('/');
+        let host = self.url.strip_prefix("http://").unwrap_or(&self.url).trim_end_matches('/');
         let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
         let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
         format!("http://{host}:{}", bound.port())

@@ -41,42 +41,23 @@ pub struct ErrorBody {
 impl ApiError {
     fn status_and_type(&self) -> (StatusCode, &'static str) {
         match self {
-            ApiError::DatabaseDoesNotExist(_) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException",
-            ),
-            ApiError::DatabaseLoading { .. } => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Raven.Client.Exceptions.Database.DatabaseLoadTimeoutException",
-            ),
-            ApiError::DatabaseLoadFailed { .. } => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Raven.Client.Exceptions.Database.DatabaseLoadFailureException",
-            ),
-            ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => (
-                StatusCode::CONFLICT,
-                "Raven.Client.Exceptions.ConcurrencyException",
-            ),
-            ApiError::BadRequest(_) | ApiError::InvalidJson(_) => (
-                StatusCode::BAD_REQUEST,
-                "Raven.Client.Exceptions.BadRequestException",
-            ),
-            ApiError::RouteNotFound { .. } => (
-                StatusCode::BAD_REQUEST,
-                "Raven.Client.Exceptions.RouteNotFoundException",
-            ),
-            ApiError::BodyTooLarge { .. } => (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "Raven.Client.Exceptions.RequestTooLargeException",
-            ),
-            ApiError::ServerTooBusy(_) => (
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Raven.Client.Exceptions.ServerTooBusyException",
-            ),
-            ApiError::Internal(_) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Raven.Server.CorvidInternalException",
-            ),
+            ApiError::DatabaseDoesNotExist(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException")
+            }
+            ApiError::DatabaseLoading { .. } => {
+                (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseLoadTimeoutException")
+            }
+            ApiError::DatabaseLoadFailed { .. } => {
+                (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException")
+            }
+            ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => {
+                (StatusCode::CONFLICT, "Raven.Client.Exceptions.ConcurrencyException")
+            }
+            ApiError::BadRequest(_) | ApiError::InvalidJson(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException"),
+            ApiError::RouteNotFound { .. } => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.RouteNotFoundException"),
+            ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "Raven.Client.Exceptions.RequestTooLargeException"),
+            ApiError::ServerTooBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.ServerTooBusyException"),
+            ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
         }
     }
 }
@@ -87,9 +68,7 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
             EngineError::BadRequest(m) => ApiError::BadRequest(m),
             EngineError::Concurrency { message } => ApiError::Concurrency(message),
-            e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => {
-                ApiError::ServerTooBusy(e.to_string())
-            }
+            e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
             e @ EngineError::Storage(_) => {
                 tracing::error!(error = %e, "storage failure");
                 ApiError::Internal(e.to_string())
@@ -103,22 +82,13 @@ impl IntoResponse for ApiError {
         let (status, type_name) = self.status_and_type();
         let message = self.to_string();
         let body = serde_json::json!({ "Type": type_name, "Message": message, "Error": format!("{type_name}: {message}") });
-        let mut response = (
-            status,
-            [("content-type", "application/json; charset=utf-8")],
-            body.to_string(),
-        )
-            .into_response();
+        let mut response = (status, [("content-type", "application/json; charset=utf-8")], body.to_string()).into_response();
         let headers = response.headers_mut();
         match &self {
             ApiError::DatabaseDoesNotExist(name) => {
-                if let Ok(v) = HeaderValue::from_str(
-                    &percent_encoding::utf8_percent_encode(
-                        name,
-                        percent_encoding::NON_ALPHANUMERIC,
-                    )
-                    .to_string(),
-                ) {
+                if let Ok(v) =
+                    HeaderValue::from_str(&percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC).to_string())
+                {
                     headers.insert("Database-Missing", v);
                 }
             }
@@ -127,9 +97,7 @@ impl IntoResponse for ApiError {
             }
             _ => {}
         }
-        response
-            .extensions_mut()
-            .insert(ErrorBody { type_name, message });
+        response.extensions_mut().insert(ErrorBody { type_name, message });
         response
     }
 }

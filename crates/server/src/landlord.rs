@@ -42,14 +42,9 @@ pub fn database_key(name: &str) -> String {
 /// RavenDB's rule: letters, digits, `_`, `-` and `.`, at most 128 characters.
 pub fn validate_database_name(name: &str) -> Result<(), ApiError> {
     if name.is_empty() || name.len() > 128 {
-        return Err(ApiError::BadRequest(format!(
-            "Database name '{name}' must be 1 to 128 characters long"
-        )));
+        return Err(ApiError::BadRequest(format!("Database name '{name}' must be 1 to 128 characters long")));
     }
-    if let Some(bad) = name
-        .chars()
-        .find(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.')))
-    {
+    if let Some(bad) = name.chars().find(|c| !(c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))) {
         return Err(ApiError::BadRequest(format!(
             "Database name '{name}' contains '{bad}'; only letters, digits, '_', '-' and '.' are allowed"
         )));
@@ -60,14 +55,8 @@ pub fn validate_database_name(name: &str) -> Result<(), ApiError> {
 impl Landlord {
     pub fn open(config: &ServerConfig) -> std::io::Result<Landlord> {
         std::fs::create_dir_all(config.data_dir.join("databases"))?;
-        let catalog =
-            Catalog::open(&config.data_dir.join("catalog")).map_err(std::io::Error::other)?;
-        let entries = catalog
-            .list()
-            .map_err(std::io::Error::other)?
-            .into_iter()
-            .map(|e| (database_key(&e.name), e))
-            .collect();
+        let catalog = Catalog::open(&config.data_dir.join("catalog")).map_err(std::io::Error::other)?;
+        let entries = catalog.list().map_err(std::io::Error::other)?.into_iter().map(|e| (database_key(&e.name), e)).collect();
         Ok(Landlord {
             data_dir: config.data_dir.clone(),
             catalog,
@@ -120,12 +109,7 @@ impl Landlord {
             match slots.get(&key) {
                 Some(slot) => slot.clone(),
                 None => {
-                    let entry = self
-                        .entries
-                        .lock()
-                        .get(&key)
-                        .cloned()
-                        .ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+                    let entry = self.entries.lock().get(&key).cloned().ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
                     let slot = self.start_loading(&entry);
                     slots.insert(key.clone(), slot.clone());
                     slot
@@ -137,20 +121,10 @@ impl Landlord {
             return Ok(db.clone());
         }
         let started = Instant::now();
-        let waited = tokio::time::timeout(
-            self.load_timeout,
-            state.wait_for(|s| !matches!(s, SlotState::Loading)),
-        )
-        .await;
+        let waited = tokio::time::timeout(self.load_timeout, state.wait_for(|s| !matches!(s, SlotState::Loading))).await;
         match waited {
-            Err(_) => Err(ApiError::DatabaseLoading {
-                name: name.to_owned(),
-                waited_ms: started.elapsed().as_millis(),
-            }),
-            Ok(Err(_)) => Err(ApiError::DatabaseLoadFailed {
-                name: name.to_owned(),
-                reason: "the loader stopped".into(),
-            }),
+            Err(_) => Err(ApiError::DatabaseLoading { name: name.to_owned(), waited_ms: started.elapsed().as_millis() }),
+            Ok(Err(_)) => Err(ApiError::DatabaseLoadFailed { name: name.to_owned(), reason: "the loader stopped".into() }),
             Ok(Ok(s)) => match &*s {
                 SlotState::Ready(db) => Ok(db.clone()),
                 SlotState::Failed(reason) => {
@@ -158,10 +132,7 @@ impl Landlord {
                     drop(s);
                     // Forget the failure so a later request retries the open.
                     self.slots.lock().remove(&key);
-                    Err(ApiError::DatabaseLoadFailed {
-                        name: name.to_owned(),
-                        reason,
-                    })
+                    Err(ApiError::DatabaseLoadFailed { name: name.to_owned(), reason })
                 }
                 SlotState::Loading => unreachable!("waited until not loading"),
             },
@@ -188,9 +159,7 @@ impl Landlord {
             sender.send_replace(state);
         });
         if let Err(e) = spawned {
-            let (sender, receiver) = watch::channel(SlotState::Failed(format!(
-                "cannot start the loader thread: {e}"
-            )));
+            let (sender, receiver) = watch::channel(SlotState::Failed(format!("cannot start the loader thread: {e}")));
             drop(sender);
             return Arc::new(Slot { state: receiver });
         }
@@ -198,23 +167,10 @@ impl Landlord {
     }
 
     /// Creates a database (and starts opening it). Blocking: call from a blocking thread.
-    pub fn create(
-        &self,
-        name: &str,
-        settings: serde_json::Map<String, serde_json::Value>,
-    ) -> Result<CatalogEntry, ApiError> {
+    pub fn create(&self, name: &str, settings: serde_json::Map<String, serde_json::Value>) -> Result<CatalogEntry, ApiError> {
         validate_database_name(name)?;
         let key = database_key(name);
-        let safe: String = name
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
         let unique = uuid::Uuid::new_v4().simple().to_string();
         let entry = CatalogEntry {
             name: name.to_owned(),
@@ -227,10 +183,7 @@ impl Landlord {
         if entries.contains_key(&key) {
             return Err(ApiError::DatabaseAlreadyExists(name.to_owned()));
         }
-        let inserted = self
-            .catalog
-            .insert(&key, &entry)
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let inserted = self.catalog.insert(&key, &entry).map_err(|e| ApiError::Internal(e.to_string()))?;
         if !inserted {
             return Err(ApiError::DatabaseAlreadyExists(name.to_owned()));
         }
@@ -244,11 +197,7 @@ impl Landlord {
     /// Deletes a database and (with `hard_delete`) its files. Blocking. False when it did not exist.
     pub fn delete(&self, name: &str, hard_delete: bool) -> Result<bool, ApiError> {
         let key = database_key(name);
-        let Some(entry) = self
-            .catalog
-            .remove(&key)
-            .map_err(|e| ApiError::Internal(e.to_string()))?
-        else {
+        let Some(entry) = self.catalog.remove(&key).map_err(|e| ApiError::Internal(e.to_string()))? else {
             self.entries.lock().remove(&key);
             return Ok(false);
         };
@@ -258,9 +207,7 @@ impl Landlord {
             let mut state = slot.state.clone();
             // Wait for a load in progress so its files are not removed under it.
             let deadline = Instant::now() + self.load_timeout;
-            while matches!(&*state.borrow_and_update(), SlotState::Loading)
-                && Instant::now() < deadline
-            {
+            while matches!(&*state.borrow_and_update(), SlotState::Loading) && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(5));
             }
             let ready = match &*state.borrow() {
@@ -286,12 +233,10 @@ impl Landlord {
         for db in &databases {
             let db = db.clone();
             let done = done_tx.clone();
-            let _ = std::thread::Builder::new()
-                .name(format!("close:{}", db.name()))
-                .spawn(move || {
-                    db.close();
-                    let _ = done.send(db.name().to_owned());
-                });
+            let _ = std::thread::Builder::new().name(format!("close:{}", db.name())).spawn(move || {
+                db.close();
+                let _ = done.send(db.name().to_owned());
+            });
         }
         drop(done_tx);
         let mut closed = 0;
@@ -300,20 +245,12 @@ impl Landlord {
             match done_rx.recv_timeout(left) {
                 Ok(_) => closed += 1,
                 Err(_) => {
-                    tracing::warn!(
-                        closed,
-                        total = databases.len(),
-                        "shutdown deadline reached before every database closed"
-                    );
+                    tracing::warn!(closed, total = databases.len(), "shutdown deadline reached before every database closed");
                     return;
                 }
             }
         }
-        tracing::info!(
-            databases = closed,
-            ms = started.elapsed().as_millis() as u64,
-            "all databases closed"
-        );
+        tracing::info!(databases = closed, ms = started.elapsed().as_millis() as u64, "all databases closed");
     }
 }
 

@@ -22,10 +22,7 @@ use tokio::net::TcpListener;
 
 /// Binds, prints `Server available on: <url>`, serves until `shutdown` resolves, then drains requests and
 /// closes every database within the configured deadline.
-pub async fn serve(
-    config: ServerConfig,
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
+pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
     let landlord = Arc::new(Landlord::open(&config)?);
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
@@ -39,13 +36,9 @@ pub async fn serve(
         out.flush()?;
     }
     tracing::info!(url = %public_url, data_dir = %config.data_dir.display(), "serving");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
     tracing::info!("stopped accepting requests; closing databases");
     let deadline = config.shutdown_timeout;
-    tokio::task::spawn_blocking(move || landlord.close_all(deadline))
-        .await
-        .map_err(std::io::Error::other)?;
+    tokio::task::spawn_blocking(move || landlord.close_all(deadline)).await.map_err(std::io::Error::other)?;
     Ok(())
 }

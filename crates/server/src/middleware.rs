@@ -19,11 +19,7 @@ pub const SERVER_VERSION: &str = "7.0.0.70000";
 pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let number = state.request_counter.fetch_add(1, Ordering::Relaxed) + 1;
     let method = request.method().clone();
-    let url = request
-        .uri()
-        .path_and_query()
-        .map(|p| p.to_string())
-        .unwrap_or_default();
+    let url = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let started = Instant::now();
     let mut response = match state.request_slots.clone().try_acquire_owned() {
         Ok(permit) => {
@@ -50,10 +46,7 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
         response.headers_mut().remove("content-length");
         *response.body_mut() = Body::from(body.to_string());
     }
-    response.headers_mut().insert(
-        "Raven-Server-Version",
-        HeaderValue::from_static(SERVER_VERSION),
-    );
+    response.headers_mut().insert("Raven-Server-Version", HeaderValue::from_static(SERVER_VERSION));
     if state.config.log_requests {
         tracing::info!(
             target: "corvid::request",

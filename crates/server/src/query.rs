@@ -32,10 +32,7 @@ impl QueryParams {
 
     /// The first value of `key` (keys compare case-insensitively, like RavenDB's).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.pairs
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
+        self.pairs.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.as_str())
     }
 
     /// The first non-empty value of `key`.
@@ -44,11 +41,7 @@ impl QueryParams {
     }
 
     pub fn get_all(&self, key: &str) -> Vec<String> {
-        self.pairs
-            .iter()
-            .filter(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.clone())
-            .collect()
+        self.pairs.iter().filter(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v.clone()).collect()
     }
 
     /// `true`/`True`/`1` are true; a bare key is true; anything else false.
@@ -61,9 +54,7 @@ impl QueryParams {
 
     /// A non-negative integer, or `default` when absent or unparsable.
     pub fn get_usize(&self, key: &str, default: usize) -> usize {
-        self.get(key)
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(default)
+        self.get(key).and_then(|v| v.trim().parse().ok()).unwrap_or(default)
     }
 
     pub fn get_u64(&self, key: &str) -> Option<u64> {
@@ -84,9 +75,6 @@ mod tests {
         assert!(q.get_bool("allowstale"));
         assert_eq!(q.get_usize("pageSize", 7), 7);
         assert_eq!(QueryParams::parse(None).get("x"), None);
-        assert_eq!(
-            QueryParams::parse(Some("?&name=a+b")).get("name"),
-            Some("a b")
-        );
+        assert_eq!(QueryParams::parse(Some("?&name=a+b")).get("name"), Some("a b"));
     }
 }

@@ -6,12 +6,7 @@ use axum::response::{IntoResponse, Response};
 use crate::error::ApiError;
 
 pub fn json(status: StatusCode, body: String) -> Response {
-    (
-        status,
-        [("content-type", "application/json; charset=utf-8")],
-        body,
-    )
-        .into_response()
+    (status, [("content-type", "application/json; charset=utf-8")], body).into_response()
 }
 
 pub fn json_value(status: StatusCode, value: &serde_json::Value) -> Response {
@@ -34,22 +29,14 @@ pub fn header_tag(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 /// Runs storage work on the blocking pool, never on the async workers.
-pub async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| ApiError::Internal(format!("background task failed: {e}")))?
+pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::Internal(format!("background task failed: {e}")))?
 }
 
 /// Awaits the answer of a write submitted to a database's merger.
-pub async fn await_write<T>(
-    receiver: tokio::sync::oneshot::Receiver<Result<T, corvid_engine::EngineError>>,
-) -> Result<T, ApiError> {
+pub async fn await_write<T>(receiver: tokio::sync::oneshot::Receiver<Result<T, corvid_engine::EngineError>>) -> Result<T, ApiError> {
     match receiver.await {
         Ok(result) => result.map_err(ApiError::from),
-        Err(_) => Err(ApiError::Internal(
-            "the write was dropped by the database writer".into(),
-        )),
+        Err(_) => Err(ApiError::Internal("the write was dropped by the database writer".into())),
     }
 }

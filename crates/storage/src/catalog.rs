@@ -35,10 +35,7 @@ pub struct Catalog {
 
 impl Catalog {
     pub fn open(path: &Path) -> Result<Catalog, StorageError> {
-        std::fs::create_dir_all(path).map_err(|source| StorageError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
         open.map_size(1 << 30).max_dbs(4);
         // SAFETY (heed's contract): opened once per process, never modified outside LMDB.
@@ -47,24 +44,16 @@ impl Catalog {
         let mut wtxn = env.write_txn()?;
         let databases = env.create_database(&mut wtxn, Some(DATABASES))?;
         wtxn.commit()?;
-        Ok(Catalog {
-            env,
-            databases,
-            write_lock: Mutex::new(()),
-        })
+        Ok(Catalog { env, databases, write_lock: Mutex::new(()) })
     }
 
     fn decode(bytes: &[u8]) -> Result<CatalogEntry, StorageError> {
-        serde_json::from_slice(bytes)
-            .map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))
+        serde_json::from_slice(bytes).map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))
     }
 
     pub fn get(&self, key: &str) -> Result<Option<CatalogEntry>, StorageError> {
         let rtxn = self.env.read_txn()?;
-        self.databases
-            .get(&rtxn, key.as_bytes())?
-            .map(Self::decode)
-            .transpose()
+        self.databases.get(&rtxn, key.as_bytes())?.map(Self::decode).transpose()
     }
 
     pub fn list(&self) -> Result<Vec<CatalogEntry>, StorageError> {
@@ -83,8 +72,7 @@ impl Catalog {
         if self.databases.get(&wtxn, key.as_bytes())?.is_some() {
             return Ok(false);
         }
-        let bytes = serde_json::to_vec(entry)
-            .map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))?;
+        let bytes = serde_json::to_vec(entry).map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))?;
         self.databases.put(&mut wtxn, key.as_bytes(), &bytes)?;
         wtxn.commit()?;
         Ok(true)
@@ -94,11 +82,7 @@ impl Catalog {
     pub fn remove(&self, key: &str) -> Result<Option<CatalogEntry>, StorageError> {
         let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut wtxn = self.env.write_txn()?;
-        let existing = self
-            .databases
-            .get(&wtxn, key.as_bytes())?
-            .map(Self::decode)
-            .transpose()?;
+        let existing = self.databases.get(&wtxn, key.as_bytes())?.map(Self::decode).transpose()?;
         if existing.is_some() {
             self.databases.delete(&mut wtxn, key.as_bytes())?;
             wtxn.commit()?;

@@ -5,18 +5,10 @@ pub enum StorageError {
     #[error("LMDB error: {0}")]
     Lmdb(#[from] heed::Error),
     #[error("I/O error at {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("corrupted storage in table `{table}`: {context}")]
-    Corrupted {
-        table: &'static str,
-        context: String,
-    },
-    #[error(
-        "storage format version {found} is not supported (this build reads version {supported})"
-    )]
+    Corrupted { table: &'static str, context: String },
+    #[error("storage format version {found} is not supported (this build reads version {supported})")]
     UnsupportedFormat { found: u32, supported: u32 },
     #[error("the write queue of this database is full")]
     QueueFull,
@@ -28,9 +20,6 @@ pub enum StorageError {
 
 impl StorageError {
     pub(crate) fn corrupted(table: &'static str, context: impl Into<String>) -> Self {
-        StorageError::Corrupted {
-            table,
-            context: context.into(),
-        }
+        StorageError::Corrupted { table, context: context.into() }
     }
 }

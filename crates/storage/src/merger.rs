@@ -66,11 +66,7 @@ impl MergerStats {
             panics: self.panics.load(Ordering::Relaxed),
             commit_failures: self.commit_failures.load(Ordering::Relaxed),
             largest_batch: self.largest_batch.load(Ordering::Relaxed),
-            average_commit_ms: if commits == 0 {
-                0.0
-            } else {
-                micros as f64 / commits as f64 / 1000.0
-            },
+            average_commit_ms: if commits == 0 { 0.0 } else { micros as f64 / commits as f64 / 1000.0 },
             queued_commands: self.queued.load(Ordering::Relaxed),
             last_committed_etag: self.last_committed_etag.load(Ordering::Relaxed),
         }
@@ -96,19 +92,13 @@ impl TransactionMerger {
     ) -> Result<TransactionMerger, StorageError> {
         let (sender, receiver) = sync_channel(queue_capacity);
         let stats = Arc::new(MergerStats::default());
-        stats
-            .last_committed_etag
-            .store(store.last_etag_at_open, Ordering::Relaxed);
+        stats.last_committed_etag.store(store.last_etag_at_open, Ordering::Relaxed);
         let thread_stats = stats.clone();
         let thread = std::thread::Builder::new()
             .name(format!("merger:{name}"))
             .spawn(move || writer_loop(&store, &receiver, &thread_stats, &on_commit))
             .map_err(|e| StorageError::WriterFailed(e.to_string()))?;
-        Ok(TransactionMerger {
-            sender: Mutex::new(Some(sender)),
-            thread: Mutex::new(Some(thread)),
-            stats,
-        })
+        Ok(TransactionMerger { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), stats })
     }
 
     /// Queues a write. `reply` gets the result after the transaction holding it is durable; a failed `op`
@@ -127,9 +117,7 @@ impl TransactionMerger {
             Pending {
                 succeeded: result.is_ok(),
                 finish: Box::new(move |commit_error| match (result, commit_error) {
-                    (Ok(_), Some(e)) => {
-                        reply(Err(StorageError::WriterFailed(e.to_string()).into()))
-                    }
+                    (Ok(_), Some(e)) => reply(Err(StorageError::WriterFailed(e.to_string()).into())),
                     (result, _) => reply(result),
                 }),
             }
@@ -147,10 +135,7 @@ impl TransactionMerger {
     }
 
     /// Like `submit`, waiting for the answer on the calling thread.
-    pub fn write_blocking<T, E>(
-        &self,
-        op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static,
-    ) -> Result<T, E>
+    pub fn write_blocking<T, E>(&self, op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static) -> Result<T, E>
     where
         T: Send + 'static,
         E: From<StorageError> + Send + 'static,
@@ -159,9 +144,7 @@ impl TransactionMerger {
         self.submit(op, move |r| {
             let _ = tx.send(r);
         })?;
-        rx.recv().unwrap_or_else(|_| {
-            Err(StorageError::WriterFailed("the writer dropped the command".into()).into())
-        })
+        rx.recv().unwrap_or_else(|_| Err(StorageError::WriterFailed("the writer dropped the command".into()).into()))
     }
 
     pub fn stats(&self) -> MergerStatsSnapshot {
@@ -183,12 +166,7 @@ impl Drop for TransactionMerger {
     }
 }
 
-fn writer_loop(
-    store: &Store,
-    receiver: &Receiver<WriteJob>,
-    stats: &MergerStats,
-    on_commit: &dyn Fn(u64),
-) {
+fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats, on_commit: &dyn Fn(u64)) {
     let mut last_etag = store.last_etag_at_open;
     while let Ok(first) = receiver.recv() {
         let mut jobs = vec![first];
@@ -199,25 +177,16 @@ fn writer_loop(
             }
         }
         stats.queued.fetch_sub(jobs.len() as u64, Ordering::Relaxed);
-        stats
-            .largest_batch
-            .fetch_max(jobs.len() as u64, Ordering::Relaxed);
+        stats.largest_batch.fetch_max(jobs.len() as u64, Ordering::Relaxed);
         if run_merged(store, &mut last_etag, jobs, stats) {
-            stats
-                .last_committed_etag
-                .store(last_etag, Ordering::Relaxed);
+            stats.last_committed_etag.store(last_etag, Ordering::Relaxed);
             on_commit(last_etag);
         }
     }
 }
 
 /// Runs the jobs in one transaction; true when something was committed.
-fn run_merged(
-    store: &Store,
-    last_etag: &mut u64,
-    jobs: Vec<WriteJob>,
-    stats: &MergerStats,
-) -> bool {
+fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &MergerStats) -> bool {
     let durable_etag = *last_etag;
     let mut parent = match store.env.write_txn() {
         Ok(txn) => txn,
@@ -237,18 +206,9 @@ fn run_merged(
                 continue;
             }
         };
-        let mut txn = WriteTxn {
-            txn: child,
-            tables: store.tables,
-            last_etag: *last_etag,
-            database_id: store.database_id(),
-        };
+        let mut txn = WriteTxn { txn: child, tables: store.tables, last_etag: *last_etag, database_id: store.database_id() };
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut txn)));
-        let WriteTxn {
-            txn: child,
-            last_etag: etag_after,
-            ..
-        } = txn;
+        let WriteTxn { txn: child, last_etag: etag_after, .. } = txn;
         match outcome {
             Ok(pending) if pending.succeeded => match child.commit() {
                 Ok(()) => {
@@ -271,9 +231,7 @@ fn run_merged(
                 child.abort();
                 *last_etag = before;
                 stats.panics.fetch_add(1, Ordering::Relaxed);
-                tracing::error!(
-                    "a write command panicked; it was rolled back and the writer keeps going"
-                );
+                tracing::error!("a write command panicked; it was rolled back and the writer keeps going");
             }
         }
     }
@@ -284,13 +242,9 @@ fn run_merged(
     let started = Instant::now();
     match parent.commit() {
         Ok(()) => {
-            stats
-                .commit_micros_total
-                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            stats.commit_micros_total.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             stats.commits.fetch_add(1, Ordering::Relaxed);
-            stats
-                .merged_commands
-                .fetch_add(done.len() as u64, Ordering::Relaxed);
+            stats.merged_commands.fetch_add(done.len() as u64, Ordering::Relaxed);
             for pending in done {
                 (pending.finish)(None);
             }

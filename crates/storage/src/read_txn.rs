@@ -44,19 +44,13 @@ impl ReadTxn<'_> {
     }
 
     /// All documents, newest first.
-    pub fn documents_newest_first(
-        &self,
-        mut visit: impl FnMut(DocumentRecord) -> bool,
-    ) -> Result<(), StorageError> {
+    pub fn documents_newest_first(&self, mut visit: impl FnMut(DocumentRecord) -> bool) -> Result<(), StorageError> {
         for entry in self.tables.docs_by_etag.rev_iter(&self.txn)? {
             let (_, key) = entry?;
             let bytes = self.tables.docs.get(&self.txn, key)?.ok_or_else(|| {
                 StorageError::corrupted(
                     tables::DOCS_BY_ETAG,
-                    format!(
-                        "etag entry points to missing document {}",
-                        String::from_utf8_lossy(key)
-                    ),
+                    format!("etag entry points to missing document {}", String::from_utf8_lossy(key)),
                 )
             })?;
             if !visit(DocumentRecord::decode(bytes)?) {
@@ -67,25 +61,15 @@ impl ReadTxn<'_> {
     }
 
     /// Documents with an etag greater than `after`, oldest first.
-    pub fn documents_after_etag(
-        &self,
-        after: u64,
-        mut visit: impl FnMut(DocumentRecord) -> bool,
-    ) -> Result<(), StorageError> {
+    pub fn documents_after_etag(&self, after: u64, mut visit: impl FnMut(DocumentRecord) -> bool) -> Result<(), StorageError> {
         let start = (after.saturating_add(1)).to_be_bytes();
-        let range = (
-            std::ops::Bound::Included(&start[..]),
-            std::ops::Bound::Unbounded,
-        );
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Unbounded);
         for entry in self.tables.docs_by_etag.range(&self.txn, &range)? {
             let (_, key) = entry?;
             let bytes = self.tables.docs.get(&self.txn, key)?.ok_or_else(|| {
                 StorageError::corrupted(
                     tables::DOCS_BY_ETAG,
-                    format!(
-                        "etag entry points to missing document {}",
-                        String::from_utf8_lossy(key)
-                    ),
+                    format!("etag entry points to missing document {}", String::from_utf8_lossy(key)),
                 )
             })?;
             if !visit(DocumentRecord::decode(bytes)?) {
@@ -96,20 +80,12 @@ impl ReadTxn<'_> {
     }
 
     /// Tombstones with an etag greater than `after`, oldest first.
-    pub fn tombstones_after_etag(
-        &self,
-        after: u64,
-        mut visit: impl FnMut(Tombstone) -> bool,
-    ) -> Result<(), StorageError> {
+    pub fn tombstones_after_etag(&self, after: u64, mut visit: impl FnMut(Tombstone) -> bool) -> Result<(), StorageError> {
         let start = (after.saturating_add(1)).to_be_bytes();
-        let range = (
-            std::ops::Bound::Included(&start[..]),
-            std::ops::Bound::Unbounded,
-        );
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Unbounded);
         for entry in self.tables.tombstones.range(&self.txn, &range)? {
             let (key, value) = entry?;
-            let etag = decode_etag(key)
-                .ok_or_else(|| StorageError::corrupted(tables::TOMBSTONES, "key is not 8 bytes"))?;
+            let etag = decode_etag(key).ok_or_else(|| StorageError::corrupted(tables::TOMBSTONES, "key is not 8 bytes"))?;
             if !visit(Tombstone::decode(etag, value)?) {
                 break;
             }
@@ -127,23 +103,13 @@ impl ReadTxn<'_> {
 
     /// The highest etag of a document or tombstone in this snapshot.
     pub fn last_etag(&self) -> Result<u64, StorageError> {
-        let stored = self
-            .tables
-            .meta
-            .get(&self.txn, tables::meta_keys::LAST_ETAG)?
-            .and_then(decode_etag)
-            .unwrap_or(0);
+        let stored = self.tables.meta.get(&self.txn, tables::meta_keys::LAST_ETAG)?.and_then(decode_etag).unwrap_or(0);
         Ok(stored)
     }
 
     /// Highest etag of a live document.
     pub fn last_document_etag(&self) -> Result<u64, StorageError> {
-        Ok(self
-            .tables
-            .docs_by_etag
-            .last(&self.txn)?
-            .and_then(|(k, _)| decode_etag(k))
-            .unwrap_or(0))
+        Ok(self.tables.docs_by_etag.last(&self.txn)?.and_then(|(k, _)| decode_etag(k)).unwrap_or(0))
     }
 
     /// Document count per collection (as the collection was first written), from the collection index.
@@ -173,9 +139,7 @@ impl ReadTxn<'_> {
         let mut out = Vec::new();
         for entry in self.tables.identities.iter(&self.txn)? {
             let (k, v) = entry?;
-            let value = decode_etag(v).ok_or_else(|| {
-                StorageError::corrupted(tables::IDENTITIES, "value is not 8 bytes")
-            })?;
+            let value = decode_etag(v).ok_or_else(|| StorageError::corrupted(tables::IDENTITIES, "value is not 8 bytes"))?;
             out.push((String::from_utf8_lossy(k).into_owned(), value));
         }
         Ok(out)

@@ -63,24 +63,17 @@ impl<'a> Reader<'a> {
         Ok(self.take(1)?[0])
     }
     fn u16(&mut self) -> Result<u16, StorageError> {
-        Ok(u16::from_be_bytes(
-            self.take(2)?.try_into().expect("2 bytes"),
-        ))
+        Ok(u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")))
     }
     fn u32(&mut self) -> Result<u32, StorageError> {
-        Ok(u32::from_be_bytes(
-            self.take(4)?.try_into().expect("4 bytes"),
-        ))
+        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
     fn u64(&mut self) -> Result<u64, StorageError> {
-        Ok(u64::from_be_bytes(
-            self.take(8)?.try_into().expect("8 bytes"),
-        ))
+        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
     fn string(&mut self, len: usize) -> Result<String, StorageError> {
         let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec())
-            .map_err(|_| StorageError::corrupted(self.table, "string is not UTF-8"))
+        String::from_utf8(bytes.to_vec()).map_err(|_| StorageError::corrupted(self.table, "string is not UTF-8"))
     }
     fn str16(&mut self) -> Result<String, StorageError> {
         let len = self.u16()? as usize;
@@ -96,9 +89,7 @@ impl DocumentRecord {
     /// Layout: version u8, etag u64, last_modified i64, flags u32, id/collection/change vector as
     /// u16-length strings, client metadata and body as u32-length strings. All integers big-endian.
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::with_capacity(
-            64 + self.id.len() + self.body.len() + self.client_metadata.len(),
-        ));
+        let mut w = Writer(Vec::with_capacity(64 + self.id.len() + self.body.len() + self.client_metadata.len()));
         w.0.push(RECORD_VERSION);
         w.0.extend_from_slice(&self.etag.to_be_bytes());
         w.0.extend_from_slice(&self.last_modified.to_be_bytes());
@@ -112,16 +103,10 @@ impl DocumentRecord {
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
-        let mut r = Reader {
-            bytes,
-            table: crate::tables::DOCS,
-        };
+        let mut r = Reader { bytes, table: crate::tables::DOCS };
         let version = r.u8()?;
         if version != RECORD_VERSION {
-            return Err(StorageError::corrupted(
-                crate::tables::DOCS,
-                format!("unknown record version {version}"),
-            ));
+            return Err(StorageError::corrupted(crate::tables::DOCS, format!("unknown record version {version}")));
         }
         Ok(DocumentRecord {
             etag: r.u64()?,
@@ -138,11 +123,7 @@ impl DocumentRecord {
     /// Appends the wire form: the body with an `@metadata` object holding the server-owned keys first,
     /// then the client's metadata. With `metadata_only`, the body's fields are left out.
     pub fn write_json(&self, out: &mut String, metadata_only: bool) {
-        let body = if metadata_only {
-            "{}"
-        } else {
-            self.body.as_str()
-        };
+        let body = if metadata_only { "{}" } else { self.body.as_str() };
         debug_assert!(body.starts_with('{') && body.ends_with('}'));
         let inner = &body[1..body.len() - 1];
         out.push('{');
@@ -196,11 +177,7 @@ pub mod flags {
 }
 
 fn flags_string(bits: u32) -> Option<String> {
-    let names: Vec<&str> = flags::NAMES
-        .iter()
-        .filter(|(bit, _)| bits & bit != 0)
-        .map(|(_, n)| *n)
-        .collect();
+    let names: Vec<&str> = flags::NAMES.iter().filter(|(bit, _)| bits & bit != 0).map(|(_, n)| *n).collect();
     (!names.is_empty()).then(|| names.join(", "))
 }
 
@@ -230,9 +207,7 @@ pub fn push_json_string(out: &mut String, value: &str) {
 impl Tombstone {
     /// Layout: version u8, deleted_at i64, id/collection/change vector as u16-length strings.
     pub fn encode(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::with_capacity(
-            32 + self.id.len() + self.collection.len() + self.change_vector.len(),
-        ));
+        let mut w = Writer(Vec::with_capacity(32 + self.id.len() + self.collection.len() + self.change_vector.len()));
         w.0.push(RECORD_VERSION);
         w.0.extend_from_slice(&self.deleted_at.to_be_bytes());
         w.str16(&self.id);
@@ -242,24 +217,12 @@ impl Tombstone {
     }
 
     pub fn decode(etag: u64, bytes: &[u8]) -> Result<Self, StorageError> {
-        let mut r = Reader {
-            bytes,
-            table: crate::tables::TOMBSTONES,
-        };
+        let mut r = Reader { bytes, table: crate::tables::TOMBSTONES };
         let version = r.u8()?;
         if version != RECORD_VERSION {
-            return Err(StorageError::corrupted(
-                crate::tables::TOMBSTONES,
-                format!("unknown record version {version}"),
-            ));
+            return Err(StorageError::corrupted(crate::tables::TOMBSTONES, format!("unknown record version {version}")));
         }
-        Ok(Tombstone {
-            etag,
-            deleted_at: r.u64()? as i64,
-            id: r.str16()?,
-            collection: r.str16()?,
-            change_vector: r.str16()?,
-        })
+        Ok(Tombstone { etag, deleted_at: r.u64()? as i64, id: r.str16()?, collection: r.str16()?, change_vector: r.str16()? })
     }
 }
 
@@ -284,13 +247,7 @@ mod tests {
     fn record_round_trips() {
         let r = sample();
         assert_eq!(DocumentRecord::decode(&r.encode()).unwrap(), r);
-        let t = Tombstone {
-            etag: 9,
-            id: "x".into(),
-            collection: "Users".into(),
-            change_vector: "A:9-abc".into(),
-            deleted_at: 5,
-        };
+        let t = Tombstone { etag: 9, id: "x".into(), collection: "Users".into(), change_vector: "A:9-abc".into(), deleted_at: 5 };
         assert_eq!(Tombstone::decode(9, &t.encode()).unwrap(), t);
     }
 
@@ -303,19 +260,14 @@ mod tests {
 
     #[test]
     fn wire_form_is_valid_json_with_metadata() {
-        let json: serde_json::Value =
-            serde_json::from_str(&sample().to_json_string(false)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&sample().to_json_string(false)).unwrap();
         assert_eq!(json["name"], "Jo \"J\"");
         assert_eq!(json["@metadata"]["@id"], "Users/1-A");
         assert_eq!(json["@metadata"]["@collection"], "Users");
         assert_eq!(json["@metadata"]["@change-vector"], "A:7-abc");
         assert_eq!(json["@metadata"]["Raven-Python-Type"], "m.User");
-        assert_eq!(
-            json["@metadata"]["@last-modified"],
-            "2023-11-14T22:13:20.0000000Z"
-        );
-        let meta_only: serde_json::Value =
-            serde_json::from_str(&sample().to_json_string(true)).unwrap();
+        assert_eq!(json["@metadata"]["@last-modified"], "2023-11-14T22:13:20.0000000Z");
+        let meta_only: serde_json::Value = serde_json::from_str(&sample().to_json_string(true)).unwrap();
         assert!(meta_only.get("name").is_none());
         let mut empty = sample();
         empty.body = "{}".into();

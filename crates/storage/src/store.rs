@@ -21,10 +21,7 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions {
-            map_size: 64 << 30,
-            max_readers: 1024,
-        }
+        StoreOptions { map_size: 64 << 30, max_readers: 1024 }
     }
 }
 
@@ -51,14 +48,9 @@ pub struct Store {
 
 impl Store {
     pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, StorageError> {
-        std::fs::create_dir_all(path).map_err(|source| StorageError::Io {
-            path: path.to_owned(),
-            source,
-        })?;
+        std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(options.map_size)
-            .max_dbs(tables::TABLE_COUNT + 2)
-            .max_readers(options.max_readers);
+        open.map_size(options.map_size).max_dbs(tables::TABLE_COUNT + 2).max_readers(options.max_readers);
         // SAFETY (heed's contract): the environment is opened once per path in this process (the landlord
         // guarantees it) and the file is never truncated or modified outside LMDB.
         #[allow(unsafe_code)]
@@ -74,56 +66,27 @@ impl Store {
         };
         match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
             Some(v) => {
-                let found = u32::from_be_bytes(v.try_into().map_err(|_| {
-                    StorageError::corrupted(tables::META, "format_version is not 4 bytes")
-                })?);
+                let found =
+                    u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
                 if found != tables::FORMAT_VERSION {
-                    return Err(StorageError::UnsupportedFormat {
-                        found,
-                        supported: tables::FORMAT_VERSION,
-                    });
+                    return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
                 }
             }
-            None => tables.meta.put(
-                &mut wtxn,
-                meta_keys::FORMAT_VERSION,
-                &tables::FORMAT_VERSION.to_be_bytes(),
-            )?,
+            None => tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?,
         }
         let database_id = match tables.meta.get(&wtxn, meta_keys::DATABASE_ID)? {
-            Some(v) => String::from_utf8(v.to_vec())
-                .map_err(|_| StorageError::corrupted(tables::META, "database_id is not UTF-8"))?,
+            Some(v) => String::from_utf8(v.to_vec()).map_err(|_| StorageError::corrupted(tables::META, "database_id is not UTF-8"))?,
             None => {
                 let id = corvid_types::new_database_id();
-                tables
-                    .meta
-                    .put(&mut wtxn, meta_keys::DATABASE_ID, id.as_bytes())?;
+                tables.meta.put(&mut wtxn, meta_keys::DATABASE_ID, id.as_bytes())?;
                 id
             }
         };
-        let stored_last = tables
-            .meta
-            .get(&wtxn, meta_keys::LAST_ETAG)?
-            .and_then(tables::decode_etag)
-            .unwrap_or(0);
-        let last_doc = tables
-            .docs_by_etag
-            .last(&wtxn)?
-            .and_then(|(k, _)| tables::decode_etag(k))
-            .unwrap_or(0);
-        let last_tomb = tables
-            .tombstones
-            .last(&wtxn)?
-            .and_then(|(k, _)| tables::decode_etag(k))
-            .unwrap_or(0);
+        let stored_last = tables.meta.get(&wtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);
+        let last_doc = tables.docs_by_etag.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
+        let last_tomb = tables.tombstones.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
         wtxn.commit()?;
-        Ok(Store {
-            env,
-            tables,
-            database_id,
-            path: path.to_owned(),
-            last_etag_at_open: stored_last.max(last_doc).max(last_tomb),
-        })
+        Ok(Store { env, tables, database_id, path: path.to_owned(), last_etag_at_open: stored_last.max(last_doc).max(last_tomb) })
     }
 
     pub fn database_id(&self) -> &str {
@@ -136,10 +99,7 @@ impl Store {
 
     /// A consistent snapshot of the whole database.
     pub fn read(&self) -> Result<ReadTxn<'_>, StorageError> {
-        Ok(ReadTxn {
-            txn: self.env.read_txn()?,
-            tables: self.tables,
-        })
+        Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables })
     }
 
     /// Bytes used by the data file.

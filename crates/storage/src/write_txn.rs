@@ -45,9 +45,7 @@ impl WriteTxn<'_> {
     fn next_etag(&mut self) -> Result<u64, StorageError> {
         self.last_etag += 1;
         let etag = self.last_etag;
-        self.tables
-            .meta
-            .put(&mut self.txn, meta_keys::LAST_ETAG, &etag_key(etag))?;
+        self.tables.meta.put(&mut self.txn, meta_keys::LAST_ETAG, &etag_key(etag))?;
         Ok(etag)
     }
 
@@ -86,32 +84,14 @@ impl WriteTxn<'_> {
             body,
             client_metadata,
         };
-        self.tables
-            .docs
-            .put(&mut self.txn, key.as_bytes(), &record.encode())?;
-        self.tables
-            .docs_by_etag
-            .put(&mut self.txn, &etag_key(etag), key.as_bytes())?;
-        self.tables.collection_etags.put(
-            &mut self.txn,
-            &collection_etag_key(&id_key(collection), etag),
-            key.as_bytes(),
-        )?;
-        Ok(PutOutcome {
-            etag,
-            change_vector,
-            last_modified: now,
-            collection: collection.to_owned(),
-            flags,
-        })
+        self.tables.docs.put(&mut self.txn, key.as_bytes(), &record.encode())?;
+        self.tables.docs_by_etag.put(&mut self.txn, &etag_key(etag), key.as_bytes())?;
+        self.tables.collection_etags.put(&mut self.txn, &collection_etag_key(&id_key(collection), etag), key.as_bytes())?;
+        Ok(PutOutcome { etag, change_vector, last_modified: now, collection: collection.to_owned(), flags })
     }
 
     /// Deletes a document and leaves a tombstone; None when it did not exist.
-    pub fn delete_document(
-        &mut self,
-        key: &str,
-        now: i64,
-    ) -> Result<Option<DeleteOutcome>, StorageError> {
+    pub fn delete_document(&mut self, key: &str, now: i64) -> Result<Option<DeleteOutcome>, StorageError> {
         let Some(old) = self.document(key)? else {
             return Ok(None);
         };
@@ -119,21 +99,10 @@ impl WriteTxn<'_> {
         self.tables.docs.delete(&mut self.txn, key.as_bytes())?;
         let etag = self.next_etag()?;
         let change_vector = format_change_vector(etag, self.database_id);
-        let tombstone = Tombstone {
-            etag,
-            id: old.id,
-            collection: old.collection.clone(),
-            change_vector: change_vector.clone(),
-            deleted_at: now,
-        };
-        self.tables
-            .tombstones
-            .put(&mut self.txn, &etag_key(etag), &tombstone.encode())?;
-        Ok(Some(DeleteOutcome {
-            etag,
-            change_vector,
-            collection: old.collection,
-        }))
+        let tombstone =
+            Tombstone { etag, id: old.id, collection: old.collection.clone(), change_vector: change_vector.clone(), deleted_at: now };
+        self.tables.tombstones.put(&mut self.txn, &etag_key(etag), &tombstone.encode())?;
+        Ok(Some(DeleteOutcome { etag, change_vector, collection: old.collection }))
     }
 
     /// Lower-cased ids of documents whose id starts with `prefix` (lower-cased).
@@ -147,39 +116,23 @@ impl WriteTxn<'_> {
     }
 
     fn unlink(&mut self, key: &str, old: &DocumentRecord) -> Result<(), StorageError> {
-        let removed = self
-            .tables
-            .docs_by_etag
-            .delete(&mut self.txn, &etag_key(old.etag))?;
-        let removed_coll = self.tables.collection_etags.delete(
-            &mut self.txn,
-            &collection_etag_key(&id_key(&old.collection), old.etag),
-        )?;
+        let removed = self.tables.docs_by_etag.delete(&mut self.txn, &etag_key(old.etag))?;
+        let removed_coll = self.tables.collection_etags.delete(&mut self.txn, &collection_etag_key(&id_key(&old.collection), old.etag))?;
         if !removed || !removed_coll {
             return Err(StorageError::corrupted(
                 tables::DOCS_BY_ETAG,
-                format!(
-                    "index entries of document {key} (etag {}) are missing",
-                    old.etag
-                ),
+                format!("index entries of document {key} (etag {}) are missing", old.etag),
             ));
         }
         Ok(())
     }
 
     pub fn identity(&self, name: &str) -> Result<u64, StorageError> {
-        Ok(self
-            .tables
-            .identities
-            .get(&self.txn, id_key(name).as_bytes())?
-            .and_then(decode_etag)
-            .unwrap_or(0))
+        Ok(self.tables.identities.get(&self.txn, id_key(name).as_bytes())?.and_then(decode_etag).unwrap_or(0))
     }
 
     pub fn set_identity(&mut self, name: &str, value: u64) -> Result<(), StorageError> {
-        self.tables
-            .identities
-            .put(&mut self.txn, id_key(name).as_bytes(), &value.to_be_bytes())?;
+        self.tables.identities.put(&mut self.txn, id_key(name).as_bytes(), &value.to_be_bytes())?;
         Ok(())
     }
 

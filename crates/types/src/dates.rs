@@ -8,8 +8,7 @@ pub fn now_nanos() -> i64 {
 }
 
 pub fn format_date(unix_nanos: i64) -> String {
-    let dt = OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_nanos))
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let dt = OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_nanos)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
         dt.year(),
@@ -29,9 +28,6 @@ mod tests {
     #[test]
     fn formats_seven_fraction_digits() {
         assert_eq!(format_date(0), "1970-01-01T00:00:00.0000000Z");
-        assert_eq!(
-            format_date(1_700_000_000_123_456_789),
-            "2023-11-14T22:13:20.1234567Z"
-        );
+        assert_eq!(format_date(1_700_000_000_123_456_789), "2023-11-14T22:13:20.1234567Z");
     }
 }

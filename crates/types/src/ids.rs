@@ -1,7 +1,10 @@
 //! Document ids: case-insensitive for lookups, stored with the case the client wrote.
 
-/// Longest id accepted, in bytes of its lower-cased UTF-8 form. LMDB keys are limited to 511 bytes.
-pub const MAX_ID_BYTES: usize = 500;
+/// Longest id accepted, in UTF-8 bytes as written (RavenDB's limit).
+pub const MAX_ID_BYTES: usize = 512;
+/// Longest lookup key; lower-casing can lengthen an id. Storage keys allow this (LMDB built with
+/// `longer-keys`).
+const MAX_KEY_BYTES: usize = 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum IdError {
@@ -30,12 +33,12 @@ pub fn validate_id(id: &str) -> Result<String, IdError> {
     if id.chars().any(|c| c.is_control()) {
         return Err(IdError::ControlCharacter);
     }
+    if id.len() > MAX_ID_BYTES {
+        return Err(IdError::TooLong { len: id.len(), max: MAX_ID_BYTES });
+    }
     let key = id_key(id);
-    if key.len() > MAX_ID_BYTES {
-        return Err(IdError::TooLong {
-            len: key.len(),
-            max: MAX_ID_BYTES,
-        });
+    if key.len() > MAX_KEY_BYTES {
+        return Err(IdError::TooLong { len: key.len(), max: MAX_KEY_BYTES });
     }
     Ok(key)
 }
@@ -54,12 +57,9 @@ mod tests {
     #[test]
     fn validation_rejects_empty_long_and_control_ids() {
         assert_eq!(validate_id(""), Err(IdError::Empty));
-        assert!(matches!(
-            validate_id(&"x".repeat(501)),
-            Err(IdError::TooLong { len: 501, .. })
-        ));
+        assert!(matches!(validate_id(&"x".repeat(513)), Err(IdError::TooLong { len: 513, .. })));
         assert_eq!(validate_id("a\nb"), Err(IdError::ControlCharacter));
-        assert_eq!(validate_id(&"x".repeat(500)).unwrap().len(), 500);
+        assert_eq!(validate_id(&"X".repeat(512)).unwrap().len(), 512);
         assert_eq!(validate_id("Orders/7").unwrap(), "orders/7");
     }
 }

@@ -14,17 +14,8 @@ pub const EMPTY_COLLECTION: &str = "@empty";
 pub const HILO_COLLECTION: &str = "@hilo";
 
 /// Keys the server computes; a client that sends them back (the Python client does) is ignored.
-pub const SERVER_OWNED: &[&str] = &[
-    ID,
-    CHANGE_VECTOR,
-    LAST_MODIFIED,
-    FLAGS,
-    PROJECTION,
-    "@index-score",
-    "@attachments",
-    "@counters",
-    "@timeseries",
-];
+pub const SERVER_OWNED: &[&str] =
+    &[ID, CHANGE_VECTOR, LAST_MODIFIED, FLAGS, PROJECTION, "@index-score", "@attachments", "@counters", "@timeseries"];
 
 pub fn is_server_owned(key: &str) -> bool {
     SERVER_OWNED.contains(&key)

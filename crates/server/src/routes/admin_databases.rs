@@ -16,80 +16,36 @@ use crate::query::QueryParams;
 use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
-pub async fn create(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-    body: Body,
-) -> ApiResult<Response> {
+pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let record = if bytes.is_empty() {
-        json!({})
-    } else {
-        parse_json(&bytes)?
-    };
+    let record = if bytes.is_empty() { json!({}) } else { parse_json(&bytes)? };
     let name = query
         .get_non_empty("name")
         .map(str::to_owned)
-        .or_else(|| {
-            record
-                .get("DatabaseName")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .ok_or_else(|| {
-            ApiError::BadRequest(
-                "Creating a database requires its name ('name' or DatabaseName)".into(),
-            )
-        })?;
-    let settings = record
-        .get("Settings")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+        .or_else(|| record.get("DatabaseName").and_then(Value::as_str).map(str::to_owned))
+        .ok_or_else(|| ApiError::BadRequest("Creating a database requires its name ('name' or DatabaseName)".into()))?;
+    let settings = record.get("Settings").and_then(Value::as_object).cloned().unwrap_or_default();
     let landlord = state.landlord.clone();
     let entry = blocking(move || landlord.create(&name, settings)).await?;
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
-    Ok(json_value(
-        StatusCode::CREATED,
-        &json!({"RaftCommandIndex": index, "Name": entry.name, "NodesAddedTo": [state.public_url]}),
-    ))
+    Ok(json_value(StatusCode::CREATED, &json!({"RaftCommandIndex": index, "Name": entry.name, "NodesAddedTo": [state.public_url]})))
 }
 
-pub async fn delete(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-    body: Body,
-) -> ApiResult<Response> {
+pub async fn delete(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let request = if bytes.is_empty() {
-        json!({})
-    } else {
-        parse_json(&bytes)?
-    };
+    let request = if bytes.is_empty() { json!({}) } else { parse_json(&bytes)? };
     let mut names: Vec<String> = request
         .get("DatabaseNames")
         .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_owned)
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default();
     names.extend(query.get_all("name").into_iter().filter(|n| !n.is_empty()));
     if names.is_empty() {
-        return Err(ApiError::BadRequest(
-            "Deleting databases requires DatabaseNames".into(),
-        ));
+        return Err(ApiError::BadRequest("Deleting databases requires DatabaseNames".into()));
     }
-    let hard = request
-        .get("HardDelete")
-        .and_then(Value::as_bool)
-        .unwrap_or(true);
+    let hard = request.get("HardDelete").and_then(Value::as_bool).unwrap_or(true);
     let landlord = state.landlord.clone();
     blocking(move || {
         for name in &names {
@@ -99,10 +55,7 @@ pub async fn delete(
     })
     .await?;
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({"RaftCommandIndex": index, "PendingDeletes": []}),
-    ))
+    Ok(json_value(StatusCode::OK, &json!({"RaftCommandIndex": index, "PendingDeletes": []})))
 }
 
 /// A database record in the shape the clients parse strictly (see protocol.md 3.3).
@@ -124,15 +77,10 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
 pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let Some(name) = query.get_non_empty("name") else {
-        return Err(ApiError::BadRequest(
-            "Reading a database record requires 'name'".into(),
-        ));
+        return Err(ApiError::BadRequest("Reading a database record requires 'name'".into()));
     };
     match state.landlord.entry(name) {
-        Some(entry) => Ok(json_value(
-            StatusCode::OK,
-            &record_json(&entry, state.raft_index.load(Ordering::Relaxed)),
-        )),
+        Some(entry) => Ok(json_value(StatusCode::OK, &record_json(&entry, state.raft_index.load(Ordering::Relaxed)))),
         None => {
             let mut response = StatusCode::NOT_FOUND.into_response();
             if let Ok(v) = name.parse() {
@@ -148,13 +96,7 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
     let query = QueryParams::parse(raw.as_deref());
     let start = query.get_usize("start", 0);
     let page_size = query.get_usize("pageSize", usize::MAX);
-    let entries: Vec<CatalogEntry> = state
-        .landlord
-        .list()
-        .into_iter()
-        .skip(start)
-        .take(page_size)
-        .collect();
+    let entries: Vec<CatalogEntry> = state.landlord.list().into_iter().skip(start).take(page_size).collect();
     let databases: Vec<Value> = if query.get_bool("namesOnly") {
         entries.iter().map(|e| json!(e.name)).collect()
     } else {

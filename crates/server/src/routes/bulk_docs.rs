@@ -34,27 +34,12 @@ const NOT_YET_SUPPORTED: &[&str] = &[
 /// Bodies larger than this are parsed on the blocking pool.
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 
-pub async fn bulk_docs(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-    headers: HeaderMap,
-    body: Body,
-) -> ApiResult<Response> {
-    if headers
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| ct.starts_with("multipart/"))
-    {
-        return Err(ApiError::BadRequest(
-            "Batches with attachment streams (multipart) are not supported yet".into(),
-        ));
+pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+    if headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|ct| ct.starts_with("multipart/")) {
+        return Err(ApiError::BadRequest("Batches with attachment streams (multipart) are not supported yet".into()));
     }
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let commands = if bytes.len() > INLINE_PARSE_LIMIT {
-        blocking(move || parse_batch(&bytes)).await?
-    } else {
-        parse_batch(&bytes)?
-    };
+    let commands = if bytes.len() > INLINE_PARSE_LIMIT { blocking(move || parse_batch(&bytes)).await? } else { parse_batch(&bytes)? };
     let database = state.landlord.database(&db).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     database.submit_batch(commands, move |r| {
@@ -62,114 +47,64 @@ pub async fn bulk_docs(
     })?;
     let replies = await_write(rx).await?;
     let results: Vec<Value> = replies.into_iter().map(reply_json).collect();
-    Ok(json_value(
-        StatusCode::CREATED,
-        &json!({ "Results": results }),
-    ))
+    Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
 }
 
 fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
     let mut request = parse_json(bytes)?;
     let Some(Value::Array(commands)) = request.get_mut("Commands").map(Value::take) else {
-        return Err(ApiError::BadRequest(
-            "The batch must be a JSON object with a 'Commands' array".into(),
-        ));
+        return Err(ApiError::BadRequest("The batch must be a JSON object with a 'Commands' array".into()));
     };
-    commands
-        .into_iter()
-        .enumerate()
-        .map(|(i, c)| parse_command(i, c))
-        .collect()
+    commands.into_iter().enumerate().map(|(i, c)| parse_command(i, c)).collect()
 }
 
-fn string_field(
-    command: &Map<String, Value>,
-    field: &str,
-    index: usize,
-) -> ApiResult<Option<String>> {
+fn string_field(command: &Map<String, Value>, field: &str, index: usize) -> ApiResult<Option<String>> {
     match command.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err(ApiError::BadRequest(format!(
-            "Command #{index}: '{field}' must be a string"
-        ))),
+        Some(_) => Err(ApiError::BadRequest(format!("Command #{index}: '{field}' must be a string"))),
     }
 }
 
 fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
     let Value::Object(mut command) = command else {
-        return Err(ApiError::BadRequest(format!(
-            "Command #{index} must be a JSON object"
-        )));
+        return Err(ApiError::BadRequest(format!("Command #{index} must be a JSON object")));
     };
-    let kind = string_field(&command, "Type", index)?
-        .ok_or_else(|| ApiError::BadRequest(format!("Command #{index} has no 'Type'")))?;
+    let kind = string_field(&command, "Type", index)?.ok_or_else(|| ApiError::BadRequest(format!("Command #{index} has no 'Type'")))?;
     let id = string_field(&command, "Id", index)?;
-    let expected =
-        ExpectedChangeVector::from_wire(string_field(&command, "ChangeVector", index)?.as_deref());
-    let require_id = || {
-        id.clone().ok_or_else(|| {
-            ApiError::BadRequest(format!("Command #{index} ({kind}) requires an 'Id'"))
-        })
-    };
+    let expected = ExpectedChangeVector::from_wire(string_field(&command, "ChangeVector", index)?.as_deref());
+    let require_id = || id.clone().ok_or_else(|| ApiError::BadRequest(format!("Command #{index} ({kind}) requires an 'Id'")));
     match kind.as_str() {
         "PUT" => {
             let document = match command.remove("Document") {
                 Some(doc @ Value::Object(_)) => IncomingDocument::from_value(doc)?,
-                _ => {
-                    return Err(ApiError::BadRequest(format!(
-                        "Command #{index} (PUT) requires a 'Document' object"
-                    )))
-                }
+                _ => return Err(ApiError::BadRequest(format!("Command #{index} (PUT) requires a 'Document' object"))),
             };
-            Ok(BatchCommand::Put {
-                id: require_id()?,
-                expected,
-                document,
-            })
+            Ok(BatchCommand::Put { id: require_id()?, expected, document })
         }
         "DELETE" => {
             let id = require_id()?;
             match id.strip_suffix('*') {
-                Some(prefix)
-                    if command
-                        .get("IdPrefixed")
-                        .and_then(Value::as_bool)
-                        .unwrap_or(true) =>
-                {
-                    Ok(BatchCommand::DeletePrefix {
-                        prefix: prefix.to_owned(),
-                    })
+                Some(prefix) if command.get("IdPrefixed").and_then(Value::as_bool).unwrap_or(true) => {
+                    Ok(BatchCommand::DeletePrefix { prefix: prefix.to_owned() })
                 }
                 _ => Ok(BatchCommand::Delete { id, expected }),
             }
         }
-        other if NOT_YET_SUPPORTED.contains(&other) => Err(ApiError::BadRequest(format!(
-            "Command #{index}: command type '{other}' is not supported by this server yet"
-        ))),
-        other => Err(ApiError::BadRequest(format!(
-            "Command #{index}: unknown command type '{other}'"
-        ))),
+        other if NOT_YET_SUPPORTED.contains(&other) => {
+            Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
+        }
+        other => Err(ApiError::BadRequest(format!("Command #{index}: unknown command type '{other}'"))),
     }
 }
 
 fn reply_json(reply: BatchReply) -> Value {
     match reply {
-        BatchReply::Put {
-            id,
-            collection,
-            change_vector,
-            last_modified,
-            flags: _,
-        } => json!({
+        BatchReply::Put { id, collection, change_vector, last_modified, flags: _ } => json!({
             "Type": "PUT", meta::ID: id, meta::COLLECTION: collection, meta::CHANGE_VECTOR: change_vector,
             meta::LAST_MODIFIED: format_date(last_modified)
         }),
-        BatchReply::Delete {
-            id,
-            deleted,
-            change_vector,
-        } => {
+        BatchReply::Delete { id, deleted, change_vector } => {
             let mut reply = json!({"Id": id, "Type": "DELETE", "Deleted": deleted});
             if let Some(cv) = change_vector {
                 reply["ChangeVector"] = json!(cv);

@@ -5,18 +5,14 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::{
-    BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocument, PageRequest,
-};
+use corvid_engine::{BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocument, PageRequest};
 use corvid_storage::push_json_string;
 use serde_json::{json, Value};
 
 use crate::body::{parse_json, read_body};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{
-    await_write, blocking, header_tag, json, json_value, no_content, not_found,
-};
+use crate::responses::{await_write, blocking, header_tag, json, json_value, no_content, not_found};
 use crate::state::AppState;
 
 const DEFAULT_PAGE_SIZE: usize = 1024 * 1024;
@@ -48,11 +44,7 @@ pub async fn post_docs(
         .and_then(Value::as_array)
         .ok_or_else(|| ApiError::BadRequest("The body must be {\"Ids\": [...]}".into()))?
         .iter()
-        .map(|v| {
-            v.as_str()
-                .map(str::to_owned)
-                .ok_or_else(|| ApiError::BadRequest("Every entry of Ids must be a string".into()))
-        })
+        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Every entry of Ids must be a string".into())))
         .collect::<Result<Vec<_>, _>>()?;
     load(state, db, headers, query, ids).await
 }
@@ -65,13 +57,7 @@ fn not_modified(headers: &HeaderMap, hash: u64) -> bool {
     header_tag(headers, "if-none-match").is_some_and(|tag| tag == hash.to_string())
 }
 
-async fn load(
-    state: AppState,
-    db: String,
-    headers: HeaderMap,
-    query: QueryParams,
-    ids: Vec<String>,
-) -> ApiResult<Response> {
+async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParams, ids: Vec<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let metadata_only = query.get_bool("metadataOnly");
     if ids.is_empty() {
@@ -124,17 +110,12 @@ async fn load(
     }
     body.push_str("}}");
     let mut response = json(StatusCode::OK, body);
-    response
-        .headers_mut()
-        .insert("ETag", etag_header(loaded.version_hash));
+    response.headers_mut().insert("ETag", etag_header(loaded.version_hash));
     Ok(response)
 }
 
 fn required_id(query: &QueryParams) -> ApiResult<String> {
-    query
-        .get("id")
-        .map(str::to_owned)
-        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required".into()))
+    query.get("id").map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required".into()))
 }
 
 pub async fn head_doc(
@@ -150,11 +131,7 @@ pub async fn head_doc(
     let Some(cv) = change_vector else {
         return Ok(not_found());
     };
-    let status = if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == cv) {
-        StatusCode::NOT_MODIFIED
-    } else {
-        StatusCode::OK
-    };
+    let status = if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == cv) { StatusCode::NOT_MODIFIED } else { StatusCode::OK };
     let mut response = status.into_response();
     if let Ok(v) = HeaderValue::from_str(&format!("\"{cv}\"")) {
         response.headers_mut().insert("ETag", v);
@@ -169,9 +146,7 @@ async fn run_single(state: &AppState, db: &str, command: BatchCommand) -> ApiRes
         let _ = tx.send(r);
     })?;
     let mut replies = await_write(rx).await?;
-    replies
-        .pop()
-        .ok_or_else(|| ApiError::Internal("the batch returned no reply".into()))
+    replies.pop().ok_or_else(|| ApiError::Internal("the batch returned no reply".into()))
 }
 
 pub async fn put_doc(
@@ -186,23 +161,8 @@ pub async fn put_doc(
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let document = IncomingDocument::from_value(parse_json(&bytes)?)?;
     let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
-    match run_single(
-        &state,
-        &db,
-        BatchCommand::Put {
-            id,
-            expected,
-            document,
-        },
-    )
-    .await?
-    {
-        BatchReply::Put {
-            id, change_vector, ..
-        } => Ok(json_value(
-            StatusCode::CREATED,
-            &json!({"Id": id, "ChangeVector": change_vector}),
-        )),
+    match run_single(&state, &db, BatchCommand::Put { id, expected, document }).await? {
+        BatchReply::Put { id, change_vector, .. } => Ok(json_value(StatusCode::CREATED, &json!({"Id": id, "ChangeVector": change_vector}))),
         BatchReply::Delete { .. } => Err(ApiError::Internal("PUT answered as a delete".into())),
     }
 }

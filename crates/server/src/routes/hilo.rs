@@ -11,23 +11,13 @@ use crate::query::QueryParams;
 use crate::responses::{await_write, blocking, json_value, no_content};
 use crate::state::AppState;
 
-pub async fn next(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> ApiResult<Response> {
+pub async fn next(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let request = HiloRequest {
-        tag: query
-            .get_non_empty("tag")
-            .ok_or_else(|| ApiError::BadRequest("HiLo requires 'tag'".into()))?
-            .to_owned(),
+        tag: query.get_non_empty("tag").ok_or_else(|| ApiError::BadRequest("HiLo requires 'tag'".into()))?.to_owned(),
         last_batch_size: query.get_u64("lastBatchSize").unwrap_or(0),
         last_range_at: query.get_non_empty("lastRangeAt").map(str::to_owned),
-        separator: query
-            .get_non_empty("identityPartsSeparator")
-            .unwrap_or("/")
-            .to_owned(),
+        separator: query.get_non_empty("identityPartsSeparator").unwrap_or("/").to_owned(),
         last_max: query.get_u64("lastMax").unwrap_or(0),
     };
     let database = state.landlord.database(&db).await?;
@@ -43,22 +33,11 @@ pub async fn next(
     ))
 }
 
-pub async fn return_range(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> ApiResult<Response> {
+pub async fn return_range(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let tag = query
-        .get_non_empty("tag")
-        .ok_or_else(|| ApiError::BadRequest("HiLo return requires 'tag'".into()))?
-        .to_owned();
-    let end = query
-        .get_u64("end")
-        .ok_or_else(|| ApiError::BadRequest("HiLo return requires 'end'".into()))?;
-    let last = query
-        .get_u64("last")
-        .ok_or_else(|| ApiError::BadRequest("HiLo return requires 'last'".into()))?;
+    let tag = query.get_non_empty("tag").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'tag'".into()))?.to_owned();
+    let end = query.get_u64("end").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'end'".into()))?;
+    let last = query.get_u64("last").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'last'".into()))?;
     let database = state.landlord.database(&db).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
     database.submit_hilo_return(tag, end, last, move |r| {
@@ -69,17 +48,10 @@ pub async fn return_range(
 }
 
 fn identity_name(query: &QueryParams) -> ApiResult<String> {
-    query
-        .get_non_empty("name")
-        .map(str::to_owned)
-        .ok_or_else(|| ApiError::BadRequest("Identities require 'name'".into()))
+    query.get_non_empty("name").map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Identities require 'name'".into()))
 }
 
-pub async fn identity_next(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> ApiResult<Response> {
+pub async fn identity_next(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let name = identity_name(&query)?;
     let database = state.landlord.database(&db).await?;
@@ -88,22 +60,13 @@ pub async fn identity_next(
         let _ = tx.send(r);
     })?;
     let value = await_write(rx).await?;
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({ "NewIdentityValue": value }),
-    ))
+    Ok(json_value(StatusCode::OK, &json!({ "NewIdentityValue": value })))
 }
 
-pub async fn identity_seed(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> ApiResult<Response> {
+pub async fn identity_seed(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let name = identity_name(&query)?;
-    let value = query.get_u64("value").ok_or_else(|| {
-        ApiError::BadRequest("Seeding an identity requires a numeric 'value'".into())
-    })?;
+    let value = query.get_u64("value").ok_or_else(|| ApiError::BadRequest("Seeding an identity requires a numeric 'value'".into()))?;
     let force = query.get_bool("force");
     let database = state.landlord.database(&db).await?;
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -111,16 +74,10 @@ pub async fn identity_seed(
         let _ = tx.send(r);
     })?;
     let value = await_write(rx).await?;
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({ "NewSeedValue": value }),
-    ))
+    Ok(json_value(StatusCode::OK, &json!({ "NewSeedValue": value })))
 }
 
-pub async fn identities(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn identities(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let all = blocking(move || Ok(database.identities()?)).await?;
     let map: Map<String, Value> = all.into_iter().map(|(k, v)| (k, json!(v))).collect();

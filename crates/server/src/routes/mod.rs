@@ -18,14 +18,7 @@ use crate::state::AppState;
 
 pub fn router(state: AppState) -> Router {
     let database = Router::new()
-        .route(
-            "/docs",
-            get(docs::get_docs)
-                .post(docs::post_docs)
-                .put(docs::put_doc)
-                .delete(docs::delete_doc)
-                .head(docs::head_doc),
-        )
+        .route("/docs", get(docs::get_docs).post(docs::post_docs).put(docs::put_doc).delete(docs::delete_doc).head(docs::head_doc))
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
@@ -36,10 +29,7 @@ pub fn router(state: AppState) -> Router {
         .route("/stats/detailed", get(stats::detailed_stats))
         .route("/collections/stats", get(stats::collection_stats))
         .route("/configuration/client", get(server::client_configuration))
-        .route(
-            "/operations/next-operation-id",
-            get(server::next_operation_id),
-        )
+        .route("/operations/next-operation-id", get(server::next_operation_id))
         .route("/indexes", get(stats::indexes))
         .route("/indexes/stats", get(stats::indexes))
         .route("/indexes/errors", get(stats::indexes));
@@ -47,35 +37,17 @@ pub fn router(state: AppState) -> Router {
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))
         .route("/cluster/topology", get(server::cluster_topology))
-        .route(
-            "/configuration/client",
-            get(server::server_client_configuration),
-        )
+        .route("/configuration/client", get(server::server_client_configuration))
         .route("/databases", get(admin_databases::list))
-        .route(
-            "/admin/databases",
-            get(admin_databases::record)
-                .put(admin_databases::create)
-                .delete(admin_databases::delete),
-        )
+        .route("/admin/databases", get(admin_databases::record).put(admin_databases::create).delete(admin_databases::delete))
         .route("/admin/metrics", get(stats::metrics))
-        .route(
-            "/operations/next-operation-id",
-            get(server::next_operation_id_server),
-        )
+        .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .nest("/databases/{db}", database)
         .fallback(fallback)
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            crate::middleware::edge,
-        ))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge))
         .with_state(state)
 }
 
 async fn fallback(method: Method, request: Request) -> Response {
-    ApiError::RouteNotFound {
-        method: method.to_string(),
-        path: request.uri().path().to_owned(),
-    }
-    .into_response()
+    ApiError::RouteNotFound { method: method.to_string(), path: request.uri().path().to_owned() }.into_response()
 }

@@ -28,19 +28,12 @@ fn node_url(state: &AppState, headers: &HeaderMap) -> String {
     }
 }
 
-pub async fn topology(
-    State(state): State<AppState>,
-    headers: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> ApiResult<Response> {
+pub async fn topology(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let url = node_url(&state, &headers);
     let database = match query.get_non_empty("name") {
         Some(name) => {
-            let entry = state
-                .landlord
-                .entry(name)
-                .ok_or_else(|| crate::error::ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+            let entry = state.landlord.entry(name).ok_or_else(|| crate::error::ApiError::DatabaseDoesNotExist(name.to_owned()))?;
             Some(entry.name)
         }
         None => None,
@@ -64,25 +57,16 @@ pub async fn cluster_topology(State(state): State<AppState>, headers: HeaderMap)
     )
 }
 
-pub async fn client_configuration(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn client_configuration(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     state.landlord.database(&db).await?;
-    Ok(json_value(
-        StatusCode::OK,
-        &json!({"Etag": 0, "Configuration": null}),
-    ))
+    Ok(json_value(StatusCode::OK, &json!({"Etag": 0, "Configuration": null})))
 }
 
 pub async fn server_client_configuration() -> Response {
     json_value(StatusCode::OK, &json!({"Etag": 0, "Configuration": null}))
 }
 
-pub async fn next_operation_id(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn next_operation_id(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     state.landlord.database(&db).await?;
     Ok(next_operation_id_response(&state))
 }

@@ -47,19 +47,13 @@ fn stats_json(stats: &DatabaseStats) -> Value {
     })
 }
 
-pub async fn database_stats(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn database_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
     Ok(json_value(StatusCode::OK, &stats_json(&stats)))
 }
 
-pub async fn detailed_stats(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn detailed_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
     let mut body = stats_json(&stats);
@@ -69,17 +63,10 @@ pub async fn detailed_stats(
     Ok(json_value(StatusCode::OK, &body))
 }
 
-pub async fn collection_stats(
-    State(state): State<AppState>,
-    Path(db): Path<String>,
-) -> ApiResult<Response> {
+pub async fn collection_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.collection_stats()?)).await?;
-    let collections: Map<String, Value> = stats
-        .collections
-        .into_iter()
-        .map(|(name, n)| (name, json!(n)))
-        .collect();
+    let collections: Map<String, Value> = stats.collections.into_iter().map(|(name, n)| (name, json!(n))).collect();
     Ok(json_value(
         StatusCode::OK,
         &json!({"CountOfDocuments": stats.count_of_documents, "CountOfConflicts": 0, "Collections": collections}),
@@ -98,12 +85,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .landlord
         .loaded()
         .into_iter()
-        .map(|db| {
-            (
-                db.name().to_owned(),
-                serde_json::to_value(db.merger_stats()).unwrap_or(Value::Null),
-            )
-        })
+        .map(|db| (db.name().to_owned(), serde_json::to_value(db.merger_stats()).unwrap_or(Value::Null)))
         .collect();
     let available = state.request_slots.available_permits();
     json_value(
