@@ -23,6 +23,7 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
   --log-requests <true|false>       one log line per request                   [true]
   --log <filter>                    log filter, e.g. info or debug             [info]
+  --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
 
 RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are accepted;
 ones Corvid does not use are ignored with a log line.";
@@ -90,6 +91,10 @@ impl Settings {
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "log" => self.log_filter = value.to_owned(),
+            "debug_slow_open" => {
+                let (prefix, ms) = value.rsplit_once(':').ok_or_else(|| format!("{name} must be <database-name-prefix>:<milliseconds>"))?;
+                c.slow_open = Some((prefix.to_owned(), Duration::from_millis(parse(name, ms)?)));
+            }
             _ => return Err(format!("unknown setting '{name}'")),
         }
         Ok(())

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     /// Write one line per request to the log.
     pub log_requests: bool,
     pub database: DatabaseOptions,
+    /// Testing aid: databases whose name starts with the prefix take this long to open, to exercise the
+    /// "still loading" path. Off by default.
+    pub slow_open: Option<(String, Duration)>,
 }
 
 impl Default for ServerConfig {
@@ -36,6 +39,7 @@ impl Default for ServerConfig {
             shutdown_timeout: Duration::from_secs(30),
             log_requests: true,
             database: DatabaseOptions::default(),
+            slow_open: None,
         }
     }
 }

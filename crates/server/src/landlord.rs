@@ -33,6 +33,7 @@ pub struct Landlord {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     options: DatabaseOptions,
     load_timeout: Duration,
+    slow_open: Option<(String, Duration)>,
 }
 
 pub fn database_key(name: &str) -> String {
@@ -64,6 +65,7 @@ impl Landlord {
             slots: Mutex::new(HashMap::new()),
             options: config.database.clone(),
             load_timeout: config.database_load_timeout,
+            slow_open: config.slow_open.clone(),
         })
     }
 
@@ -144,8 +146,12 @@ impl Landlord {
         let path = self.data_dir.join(&entry.directory);
         let name = entry.name.clone();
         let options = self.options.clone();
+        let delay = self.slow_open.as_ref().filter(|(prefix, _)| database_key(&name).starts_with(&database_key(prefix))).map(|(_, d)| *d);
         let spawned = std::thread::Builder::new().name(format!("open:{name}")).spawn(move || {
             let started = Instant::now();
+            if let Some(delay) = delay {
+                std::thread::sleep(delay);
+            }
             let state = match Database::open(&name, &path, &options) {
                 Ok(db) => {
                     tracing::info!(database = %name, ms = started.elapsed().as_millis() as u64, "database opened");
