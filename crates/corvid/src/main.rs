@@ -28,7 +28,7 @@ fn main() -> std::process::ExitCode {
     for ignored in &parsed.ignored {
         tracing::info!(setting = %ignored, "ignoring RavenDB setting that Corvid does not use");
     }
-    match run(parsed) {
+    match run(*parsed) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             tracing::error!(error = %e, "server stopped with an error");

@@ -29,7 +29,7 @@ RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are 
 ones Corvid does not use are ignored with a log line.";
 
 pub enum Command {
-    Serve(Settings),
+    Serve(Box<Settings>),
     Help,
     Version,
 }
@@ -132,7 +132,7 @@ impl Settings {
             _ => args.iter().map(String::as_str).collect(),
         };
         let env: Vec<(String, String)> = std::env::vars().collect();
-        Self::from_sources(&args, &env).map(Command::Serve)
+        Self::from_sources(&args, &env).map(|s| Command::Serve(Box::new(s)))
     }
 
     fn from_sources(args: &[&str], env: &[(String, String)]) -> Result<Settings, String> {

@@ -16,6 +16,8 @@ use crate::responses::{await_write, blocking, header_tag, json, json_value, no_c
 use crate::state::AppState;
 
 const DEFAULT_PAGE_SIZE: usize = 1024 * 1024;
+/// Loads of at most this many ids run on the async worker; more go to the blocking pool.
+const INLINE_READ_IDS: usize = 64;
 
 pub async fn get_docs(
     State(state): State<AppState>,
@@ -84,7 +86,13 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     }
     let includes = query.get_all("include");
     let single = ids.len() == 1;
-    let loaded = blocking(move || Ok(database.load(&ids, &includes, metadata_only)?)).await?;
+    // Point reads are a few B-tree lookups on the memory map: run them in place (see
+    // docs/decisions/0004-inline-point-reads.md); long id lists go to the blocking pool.
+    let loaded = if ids.len() <= INLINE_READ_IDS {
+        database.load(&ids, &includes, metadata_only)?
+    } else {
+        blocking(move || Ok(database.load(&ids, &includes, metadata_only)?)).await?
+    };
     if single && loaded.results[0].is_none() {
         return Ok(not_found());
     }
@@ -127,7 +135,7 @@ pub async fn head_doc(
     let query = QueryParams::parse(raw.as_deref());
     let id = required_id(&query)?;
     let database = state.landlord.database(&db).await?;
-    let change_vector = blocking(move || Ok(database.change_vector(&id)?)).await?;
+    let change_vector = database.change_vector(&id)?; // a point read: in place, like `load`
     let Some(cv) = change_vector else {
         return Ok(not_found());
     };
