@@ -5,6 +5,7 @@
 mod catalog;
 mod error;
 mod merger;
+mod preallocate;
 mod read_txn;
 mod record;
 mod store;

@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::preallocate::Preallocator;
 use crate::store::Store;
 use crate::write_txn::WriteTxn;
 use crate::StorageError;
@@ -168,6 +169,7 @@ impl Drop for TransactionMerger {
 
 fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats, on_commit: &dyn Fn(u64)) {
     let mut last_etag = store.last_etag_at_open;
+    let mut preallocator = Preallocator::new(store);
     while let Ok(first) = receiver.recv() {
         let mut jobs = vec![first];
         while jobs.len() < MAX_BATCH {
@@ -182,6 +184,8 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
             stats.last_committed_etag.store(last_etag, Ordering::Relaxed);
             on_commit(last_etag);
         }
+        // After the answers went out, so no waiting writer pays for it.
+        preallocator.top_up(store);
     }
 }
 

@@ -102,6 +102,15 @@ impl Store {
         Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables })
     }
 
+    pub(crate) fn page_size(&self) -> Result<u64, StorageError> {
+        let rtxn = self.env.read_txn()?;
+        Ok(u64::from(self.tables.meta.stat(&rtxn)?.page_size))
+    }
+
+    pub(crate) fn map_size(&self) -> usize {
+        self.env.info().map_size
+    }
+
     /// Bytes used by the data file.
     pub fn size_on_disk(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)

@@ -186,3 +186,22 @@ fn readers_see_a_stable_snapshot_while_the_writer_commits() {
     assert!(snapshot.document("b").unwrap().is_none());
     assert_eq!(store.read().unwrap().document("a").unwrap().unwrap().body, r#"{"v":2}"#);
 }
+
+#[test]
+fn preallocated_space_is_harmless_across_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let (_store, merger) = open(dir.path());
+        for i in 0..100 {
+            put(&merger, &format!("d/{i}"), &format!("{{\"i\":{i}}}")).unwrap();
+        }
+        merger.stop();
+    }
+    let len = std::fs::metadata(dir.path().join("data.mdb")).unwrap().len();
+    assert!(len >= 1 << 20, "the data file keeps zero-filled space ahead of its pages ({len} bytes)");
+    let (store, merger) = open(dir.path());
+    put(&merger, "d/new", "{}").unwrap();
+    let snapshot = store.read().unwrap();
+    assert_eq!(snapshot.count_documents().unwrap(), 101);
+    assert_eq!(snapshot.document("d/42").unwrap().unwrap().body, r#"{"i":42}"#);
+}
