@@ -1,0 +1,1 @@
+//! RQL: lexer, parser, AST. Pure: no I/O.
