@@ -1,0 +1,278 @@
+//! [`DocumentIndex`]: one tantivy index in its own directory, written by one writer, read through snapshots.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::directory::MmapDirectory;
+use tantivy::query::{AllQuery, Query};
+use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
+
+use crate::entry::build_document;
+use crate::query_builder::QueryBuilder;
+use crate::schema::{register_analyzers, IndexSchema};
+use crate::sort_collector::{KeySource, KeySpec, MultiKeyCollector};
+use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey, SortKind};
+
+/// Version of the term layout described in `schema.rs`; an index written with another one is reported as
+/// `Corrupted` so the engine rebuilds it.
+const FORMAT_VERSION: u32 = 1;
+/// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
+const WRITER_THREADS: usize = 1;
+const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+
+/// The commit payload: where indexing resumes, and what the index was built for.
+#[derive(Debug, Serialize, Deserialize)]
+struct CommitPayload {
+    format: u32,
+    last_etag: u64,
+    spec: IndexSpec,
+}
+
+pub struct DocumentIndex {
+    dir: PathBuf,
+    spec: IndexSpec,
+    schema: IndexSchema,
+    reader: IndexReader,
+    writer: Mutex<IndexWriter<TantivyDocument>>,
+    last_etag: AtomicU64,
+}
+
+impl std::fmt::Debug for DocumentIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DocumentIndex").field("dir", &self.dir).field("last_etag", &self.last_indexed_etag()).finish()
+    }
+}
+
+fn corrupted(dir: &Path, what: impl std::fmt::Display) -> IndexError {
+    IndexError::Corrupted { context: format!("index at {}: {what}", dir.display()) }
+}
+
+impl DocumentIndex {
+    /// Opens the index in `dir`, or creates it there. Reopening resumes from the last commit; an index built
+    /// for another spec or format is `Corrupted`.
+    pub fn open_or_create(dir: &Path, spec: &IndexSpec) -> Result<DocumentIndex, IndexError> {
+        std::fs::create_dir_all(dir)?;
+        let schema = IndexSchema::build(spec);
+        let directory = MmapDirectory::open(dir).map_err(|e| corrupted(dir, e))?;
+        let (index, last_etag, fresh) = if Index::exists(&directory).map_err(|e| corrupted(dir, e))? {
+            let index = Index::open(directory).map_err(|e| corrupted(dir, e))?;
+            let payload = index.load_metas().map_err(|e| corrupted(dir, e))?.payload;
+            let last_etag = match payload {
+                // Created but never committed: nothing indexed yet.
+                None => 0,
+                Some(text) => {
+                    let payload: CommitPayload = serde_json::from_str(&text).map_err(|e| corrupted(dir, format!("commit payload: {e}")))?;
+                    if payload.format != FORMAT_VERSION {
+                        return Err(corrupted(dir, format!("format {} (expected {FORMAT_VERSION})", payload.format)));
+                    }
+                    if &payload.spec != spec {
+                        return Err(corrupted(dir, "built for a different field list"));
+                    }
+                    payload.last_etag
+                }
+            };
+            if index.schema() != schema.schema {
+                return Err(corrupted(dir, "schema differs from the field list"));
+            }
+            (index, last_etag, false)
+        } else {
+            (Index::create(directory, schema.schema.clone(), Default::default())?, 0, true)
+        };
+        register_analyzers(&index);
+        let writer = index.writer_with_num_threads(WRITER_THREADS, WRITER_MEMORY_BYTES)?;
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
+        let this = DocumentIndex {
+            dir: dir.to_path_buf(),
+            spec: spec.clone(),
+            schema,
+            reader,
+            writer: Mutex::new(writer),
+            last_etag: AtomicU64::new(last_etag),
+        };
+        if fresh {
+            // Record the spec right away, so a reopen can check it even before the first batch.
+            this.apply(&[], &[], 0)?;
+        }
+        Ok(this)
+    }
+
+    pub fn last_indexed_etag(&self) -> u64 {
+        self.last_etag.load(AtomicOrdering::Acquire)
+    }
+
+    /// Replaces the entries of `upserts` (by key), removes `deletes`, commits with `last_etag` as the commit
+    /// payload and reloads the reader. On error nothing of the batch is committed.
+    pub fn apply(&self, upserts: &[MappedDocument], deletes: &[String], last_etag: u64) -> Result<(), IndexError> {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let result = self.write_batch(&mut writer, upserts, deletes, last_etag);
+        if result.is_err() {
+            if let Err(e) = writer.rollback() {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "index rollback failed");
+            }
+            return result;
+        }
+        drop(writer);
+        self.last_etag.store(last_etag, AtomicOrdering::Release);
+        self.reader.reload()?;
+        Ok(())
+    }
+
+    fn write_batch(
+        &self,
+        writer: &mut IndexWriter<TantivyDocument>,
+        upserts: &[MappedDocument],
+        deletes: &[String],
+        last_etag: u64,
+    ) -> Result<(), IndexError> {
+        for key in deletes {
+            writer.delete_term(Term::from_field_text(self.schema.key, key));
+        }
+        for entry in upserts {
+            // Deletes only affect documents added before them, so a key repeated in the batch keeps its last version.
+            writer.delete_term(Term::from_field_text(self.schema.key, &entry.key));
+            writer.add_document(build_document(&self.schema, entry))?;
+        }
+        let payload = CommitPayload { format: FORMAT_VERSION, last_etag, spec: self.spec.clone() };
+        let mut prepared = writer.prepare_commit()?;
+        prepared.set_payload(&serde_json::to_string(&payload).expect("payload serializes"));
+        prepared.commit()?;
+        Ok(())
+    }
+
+    pub fn entries_count(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// Bytes of the files in the index directory.
+    pub fn size_on_disk(&self) -> u64 {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return 0 };
+        entries.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
+    }
+
+    /// Matching entries, sorted by `sort` (relevance when empty), paged by `skip`/`take`; `total` counts every match.
+    pub fn search(&self, filter: &Filter, sort: &[SortKey], skip: usize, take: usize) -> Result<SearchResult, IndexError> {
+        let query = QueryBuilder::new(&self.schema).build(filter)?;
+        let searcher = self.reader.searcher();
+        let (hits, total) = self.collect(&searcher, query.as_ref(), filter, sort, skip, take)?;
+        let keys = self.keys_of(&searcher, hits.iter().map(|(a, _)| *a))?;
+        Ok(SearchResult { keys, total, scores: hits.iter().map(|(_, s)| *s).collect() })
+    }
+
+    /// The page as (address, score) plus the total.
+    #[allow(clippy::type_complexity)]
+    fn collect(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+        filter: &Filter,
+        sort: &[SortKey],
+        skip: usize,
+        take: usize,
+    ) -> Result<(Vec<(DocAddress, f32)>, usize), IndexError> {
+        if take == 0 {
+            return Ok((Vec::new(), searcher.search(query, &Count)?));
+        }
+        let page = TopDocs::with_limit(take).and_offset(skip);
+        let keys = sort.iter().map(|k| self.key_spec(k)).collect::<Result<Vec<_>, _>>()?;
+        match (keys.as_slice(), filter) {
+            // Index order: the first matches need no ranking at all.
+            ([], Filter::All) => {}
+            ([], _) => {
+                let (hits, total) = searcher.search(query, &(page.order_by_score(), Count))?;
+                return Ok((hits.into_iter().map(|(s, a)| (a, s)).collect(), total));
+            }
+            ([KeySpec { source: KeySource::Score, descending: false }], _) => {
+                let (hits, total) = searcher.search(query, &(page.order_by_score(), Count))?;
+                return Ok((hits.into_iter().map(|(s, a)| (a, s)).collect(), total));
+            }
+            ([key @ KeySpec { source: KeySource::Str(column), .. }], _) => {
+                let top = page.order_by((SortByString::for_field(column), comparator(key.descending)));
+                let (hits, total) = searcher.search(query, &(top, Count))?;
+                return Ok((unscored(hits), total));
+            }
+            ([key @ KeySpec { source: KeySource::Numeric(column), .. }], _) => {
+                let (hits, total) = if sort[0].kind == SortKind::Long {
+                    let top = page.order_by((SortByStaticFastValue::<i64>::for_field(column), comparator(key.descending)));
+                    let (hits, total) = searcher.search(query, &(top, Count))?;
+                    (unscored(hits), total)
+                } else {
+                    let top = page.order_by((SortByStaticFastValue::<f64>::for_field(column), comparator(key.descending)));
+                    let (hits, total) = searcher.search(query, &(top, Count))?;
+                    (unscored(hits), total)
+                };
+                return Ok((hits, total));
+            }
+            _ => {}
+        }
+        let scored = keys.iter().any(|k| matches!(k.source, KeySource::Score));
+        let collector = MultiKeyCollector { keys, limit: skip.saturating_add(take) };
+        let (hits, total) = if matches!(filter, Filter::All) && !scored {
+            searcher.search(&AllQuery, &collector)?
+        } else {
+            searcher.search(query, &collector)?
+        };
+        let hits = hits.into_iter().skip(skip).map(|h| (h.address, if scored { h.score } else { 0.0 })).collect();
+        Ok((hits, total))
+    }
+
+    fn key_spec(&self, key: &SortKey) -> Result<KeySpec, IndexError> {
+        let source = if key.kind == SortKind::Score {
+            KeySource::Score
+        } else {
+            let (_, field) = self
+                .schema
+                .field(&key.field)
+                .ok_or_else(|| IndexError::InvalidQuery(format!("cannot sort by '{}': the field is not indexed", key.field)))?;
+            match key.kind {
+                SortKind::String => KeySource::Str(field.sort_string.name.clone()),
+                SortKind::AlphaNumeric => KeySource::Str(field.sort_alnum.name.clone()),
+                SortKind::Long => KeySource::Numeric(field.sort_long.name.clone()),
+                SortKind::Double => KeySource::Numeric(field.sort_double.name.clone()),
+                SortKind::Score => unreachable!("handled above"),
+            }
+        };
+        Ok(KeySpec { source, descending: key.descending })
+    }
+
+    /// Entry keys of `addresses`, read from the `key` fast column.
+    fn keys_of(&self, searcher: &Searcher, addresses: impl Iterator<Item = DocAddress>) -> Result<Vec<String>, IndexError> {
+        let mut columns = vec![None; searcher.segment_readers().len()];
+        let mut out = Vec::new();
+        for address in addresses {
+            let slot = &mut columns[address.segment_ord as usize];
+            if slot.is_none() {
+                let column = searcher.segment_reader(address.segment_ord).fast_fields().str(crate::schema::KEY_FIELD)?;
+                *slot = Some(column.ok_or_else(|| corrupted(&self.dir, "missing key column"))?);
+            }
+            let column = slot.as_ref().expect("column loaded");
+            let mut key = String::new();
+            let found = match column.ords().first(address.doc_id) {
+                Some(ord) => column.ord_to_str(ord, &mut key)?,
+                None => false,
+            };
+            if !found {
+                return Err(corrupted(&self.dir, format!("entry {address:?} has no key")));
+            }
+            out.push(key);
+        }
+        Ok(out)
+    }
+}
+
+fn unscored<K>(hits: Vec<(K, DocAddress)>) -> Vec<(DocAddress, f32)> {
+    hits.into_iter().map(|(_, a)| (a, 0.0)).collect()
+}
+
+/// tantivy's `TopDocs` keeps the greatest keys under the comparator, with `None` below every value: the reverse
+/// comparator gives ascending order with missing values first, the natural one descending with missing last.
+fn comparator(descending: bool) -> ComparatorEnum {
+    if descending {
+        ComparatorEnum::Natural
+    } else {
+        ComparatorEnum::Reverse
+    }
+}

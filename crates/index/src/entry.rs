@@ -1,0 +1,182 @@
+//! Turning a mapped document into one tantivy document (rql-and-indexes.md 7.3).
+//!
+//! Values are read at the field path: dots step into objects, arrays met on the way (with or without `[]`
+//! in the path) are iterated, and an array at the end of the path gives one value per element. A missing
+//! property or a null met before the end of the path gives no value; a null at the end is `NULL_VALUE`.
+
+use std::borrow::Cow;
+
+use serde_json::Value as Json;
+use tantivy::TantivyDocument;
+
+use crate::schema::{clip_term, IndexSchema, EMPTY_TERM, NULL_TERM};
+use crate::MappedDocument;
+
+/// Values of `body` at `path`, in document order.
+pub(crate) fn values_at<'a>(body: &'a Json, path: &str) -> Vec<&'a Json> {
+    let segments: Vec<&str> = path.split('.').map(|s| s.trim_end_matches("[]")).filter(|s| !s.is_empty()).collect();
+    let mut out = Vec::new();
+    collect(body, &segments, &mut out);
+    out
+}
+
+fn collect<'a>(value: &'a Json, path: &[&str], out: &mut Vec<&'a Json>) {
+    match (value, path.split_first()) {
+        (Json::Array(items), _) => items.iter().for_each(|item| collect(item, path, out)),
+        (_, None) => out.push(value),
+        (Json::Object(map), Some((name, rest))) => {
+            if let Some(child) = map.get(*name) {
+                collect(child, rest, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The keyword term of a value (before lower-casing): what `Name = '…'` compares with.
+pub(crate) fn raw_term(value: &Json) -> Cow<'_, str> {
+    match value {
+        Json::Null => Cow::Borrowed(NULL_TERM),
+        Json::Bool(true) => Cow::Borrowed("true"),
+        Json::Bool(false) => Cow::Borrowed("false"),
+        Json::Number(n) => Cow::Owned(n.to_string()),
+        Json::String(s) if s.is_empty() => Cow::Borrowed(EMPTY_TERM),
+        Json::String(s) => Cow::Borrowed(clip_term(s)),
+        Json::Array(_) | Json::Object(_) => {
+            let text = value.to_string();
+            Cow::Owned(clip_term(&text).to_owned())
+        }
+    }
+}
+
+/// Lower-cases a user value the way the default (LowerCaseKeyword) analyzer does. Marker terms stay as they are.
+pub(crate) fn default_term(value: &Json) -> Cow<'_, str> {
+    match value {
+        Json::String(s) if !s.is_empty() => lower(raw_term(value)),
+        Json::Array(_) | Json::Object(_) => lower(raw_term(value)),
+        _ => raw_term(value),
+    }
+}
+
+pub(crate) fn lower(s: Cow<'_, str>) -> Cow<'_, str> {
+    if s.chars().any(|c| c.is_uppercase()) {
+        Cow::Owned(s.to_lowercase())
+    } else {
+        s
+    }
+}
+
+/// The numeric forms of a JSON number: (i64, f64). Doubles are truncated (saturating) for the i64 form.
+pub(crate) fn numeric(value: &Json) -> Option<(i64, f64)> {
+    let Json::Number(n) = value else { return None };
+    if let Some(i) = n.as_i64() {
+        Some((i, i as f64))
+    } else if let Some(u) = n.as_u64() {
+        Some((i64::MAX, u as f64))
+    } else {
+        let d = n.as_f64()?;
+        Some((d as i64, d))
+    }
+}
+
+/// Text fed to the search analyzer; nulls are skipped.
+fn search_text(value: &Json) -> Option<Cow<'_, str>> {
+    match value {
+        Json::Null => None,
+        Json::String(s) => Some(Cow::Borrowed(s.as_str())),
+        _ => Some(raw_term(value)),
+    }
+}
+
+/// Encodes a term so that byte order is natural order: each ASCII digit run becomes `'0'`, its significant
+/// length as three digits, then the digits without leading zeros. The run starts with `'0'`, so against any
+/// non-digit it compares as a digit would.
+pub(crate) fn alphanumeric_key(term: &str) -> String {
+    let bytes = term.as_bytes();
+    let mut out = String::with_capacity(term.len() + 8);
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            let digits = term[start..i].trim_start_matches('0');
+            out.push('0');
+            out.push_str(&format!("{:03}", digits.len().min(999)));
+            out.push_str(digits);
+        } else {
+            let start = i;
+            while i < bytes.len() && !bytes[i].is_ascii_digit() {
+                i += 1;
+            }
+            out.push_str(&term[start..i]);
+        }
+    }
+    out
+}
+
+/// Builds the tantivy document of one entry.
+pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> TantivyDocument {
+    let mut doc = TantivyDocument::new();
+    doc.add_text(schema.key, &entry.key);
+    for (i, field) in schema.fields.iter().enumerate() {
+        let values = values_at(&entry.body, &field.path);
+        if values.is_empty() {
+            continue;
+        }
+        doc.add_text(schema.exists, i.to_string());
+        let mut first_number = None;
+        for (n, value) in values.iter().enumerate() {
+            let term = default_term(value);
+            if n == 0 {
+                doc.add_text(field.sort_string.field, &term);
+                doc.add_text(field.sort_alnum.field, alphanumeric_key(&term));
+            }
+            doc.add_text(field.term, &term);
+            if let Some(exact) = field.exact {
+                doc.add_text(exact, raw_term(value));
+            }
+            if let Some(search) = field.search {
+                if let Some(text) = search_text(value) {
+                    doc.add_text(search, text);
+                }
+            }
+            if let Some((l, d)) = numeric(value) {
+                doc.add_i64(field.long, l);
+                doc.add_f64(field.double, d);
+                first_number.get_or_insert((l, d));
+            }
+        }
+        if let Some((l, d)) = first_number {
+            doc.add_i64(field.sort_long.field, l);
+            doc.add_f64(field.sort_double.field, d);
+        }
+    }
+    doc
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn paths_iterate_arrays_and_skip_missing() {
+        let body = json!({"Name": "A", "Lines": [{"P": "x"}, {"P": "y"}, {"Q": 1}], "Tags": ["a", ["b"]], "Addr": null});
+        assert_eq!(values_at(&body, "Lines[].P"), vec![&json!("x"), &json!("y")]);
+        assert_eq!(values_at(&body, "Lines.P"), vec![&json!("x"), &json!("y")]);
+        assert_eq!(values_at(&body, "Tags"), vec![&json!("a"), &json!("b")]);
+        assert!(values_at(&body, "Addr.City").is_empty());
+        assert_eq!(values_at(&body, "Addr"), vec![&Json::Null]);
+        assert!(values_at(&body, "Missing").is_empty());
+    }
+
+    #[test]
+    fn alphanumeric_keys_sort_naturally() {
+        let mut words = vec!["a10", "a2", "a", "a02b", "b1", "10", "9", "a2a", "a-1", "z"];
+        words.sort_by_key(|w| alphanumeric_key(w));
+        assert_eq!(words, vec!["9", "10", "a", "a-1", "a2", "a2a", "a02b", "a10", "b1", "z"]);
+    }
+}

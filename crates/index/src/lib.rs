@@ -1,0 +1,149 @@
+//! Corvid indexes: the only crate that knows tantivy.
+//!
+//! A [`DocumentIndex`] is one tantivy index in its own directory. The engine hands it mapped documents
+//! ([`MappedDocument`]) and asks it [`Filter`] + [`SortKey`] questions; it answers with document keys.
+//! How values are turned into index terms (RavenDB's Lucene flavour) is described in `schema.rs` and
+//! `entry.rs`.
+
+mod document_index;
+mod entry;
+mod query_builder;
+mod schema;
+mod sort_collector;
+
+#[cfg(test)]
+mod differential_tests;
+#[cfg(test)]
+mod tests;
+
+use serde::{Deserialize, Serialize};
+
+pub use document_index::DocumentIndex;
+
+/// One field of an index definition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FieldSpec {
+    /// Path into the document: `Name`, `Address.City`, `Lines[].Quantity`.
+    pub path: String,
+    /// Also index a tokenized, lower-cased form for `search()`.
+    pub search: bool,
+    /// Also index the value with its case kept, for `exact()`.
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexSpec {
+    pub fields: Vec<FieldSpec>,
+}
+
+/// One index entry: a document reduced to what the index needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MappedDocument {
+    /// Lower-cased document id.
+    pub key: String,
+    /// The document JSON without `@metadata`.
+    pub body: serde_json::Value,
+}
+
+/// A query value. Its type picks the index form it is compared with (rql-and-indexes.md 1.4).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Long(i64),
+    Double(f64),
+    String(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Filter {
+    All,
+    /// `exact = false`: case-insensitive on strings.
+    Equal {
+        field: String,
+        value: Value,
+        exact: bool,
+    },
+    /// Bounds are `(value, inclusive)`. Long/Double bounds compare numerically, strings on the lower-cased term.
+    Range {
+        field: String,
+        lower: Option<(Value, bool)>,
+        upper: Option<(Value, bool)>,
+    },
+    In {
+        field: String,
+        values: Vec<Value>,
+        all: bool,
+        exact: bool,
+    },
+    StartsWith {
+        field: String,
+        prefix: String,
+        exact: bool,
+    },
+    EndsWith {
+        field: String,
+        suffix: String,
+        exact: bool,
+    },
+    Exists {
+        field: String,
+    },
+    /// Full-text search on the field's search form; `all` = AND of the terms, else OR.
+    Search {
+        field: String,
+        terms: String,
+        all: bool,
+    },
+    /// Unanchored regular expression over the raw index terms (lower-cased on default fields).
+    Regex {
+        field: String,
+        pattern: String,
+    },
+    And(Vec<Filter>),
+    Or(Vec<Filter>),
+    /// Everything except the inner filter, including entries without the field.
+    Not(Box<Filter>),
+    Boost(Box<Filter>, f32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKind {
+    /// Ordinal order of the lower-cased term.
+    String,
+    Long,
+    Double,
+    /// Natural order: digit runs compare by value (`a2 < a10`).
+    AlphaNumeric,
+    /// Relevance; ascending means most relevant first (RavenDB's `order by score()`).
+    Score,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SortKey {
+    pub field: String,
+    pub kind: SortKind,
+    pub descending: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchResult {
+    /// Keys of the page, in order.
+    pub keys: Vec<String>,
+    /// Number of matching entries (before paging).
+    pub total: usize,
+    /// Relevance of each key; 0.0 where the sort did not compute scores.
+    pub scores: Vec<f32>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("index engine error: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+    #[error("index I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("index is corrupted or incompatible: {context}")]
+    Corrupted { context: String },
+    #[error("invalid query: {0}")]
+    InvalidQuery(String),
+}

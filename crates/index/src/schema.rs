@@ -1,0 +1,149 @@
+//! The tantivy schema of a document index: every tantivy field name, analyzer name and marker term lives here.
+//!
+//! Field names are positional (`f{i}…` for the i-th `FieldSpec`) so document paths with dots or brackets never
+//! reach tantivy's own path syntax; the paths themselves are kept in the commit payload.
+//!
+//! | tantivy field | content (per value of spec field i)                                  | options                 |
+//! |---------------|----------------------------------------------------------------------|-------------------------|
+//! | `key`         | the entry key (lower-cased document id), once per entry              | raw term, fast str      |
+//! | `__exists`    | `"{i}"` once when spec field i produced at least one term            | raw term                |
+//! | `f{i}`        | lower-cased keyword term, or `NULL_VALUE` / `EMPTY_STRING`            | raw term                |
+//! | `f{i}_x`      | the same term with case kept (only when the spec asks for `exact`)    | raw term                |
+//! | `f{i}_s`      | the value through the search analyzer (only with `search`)            | positions, BM25         |
+//! | `f{i}_l`      | numbers as i64 (doubles truncated)                                    | indexed i64             |
+//! | `f{i}_d`      | numbers as f64                                                        | indexed f64             |
+//! | `f{i}_ss`     | first term of the entry, for string sorts                             | fast str, single value  |
+//! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order                   | fast str, single value  |
+//! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
+//! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
+
+use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
+use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
+use tantivy::Index;
+
+use crate::{FieldSpec, IndexSpec};
+
+pub(crate) const KEY_FIELD: &str = "key";
+pub(crate) const EXISTS_FIELD: &str = "__exists";
+pub(crate) const RAW_TOKENIZER: &str = "raw";
+pub(crate) const SEARCH_TOKENIZER: &str = "corvid_search";
+
+/// Term for an explicit JSON null (RavenDB's `NULL_VALUE`). Upper case, so it never equals a lower-cased value.
+pub(crate) const NULL_TERM: &str = "NULL_VALUE";
+/// Term for the empty string (RavenDB's `EMPTY_STRING`).
+pub(crate) const EMPTY_TERM: &str = "EMPTY_STRING";
+
+/// Longest term (in bytes) written to a keyword field; longer values are cut at a char boundary
+/// (tantivy drops over-long tokens; Lucene's limit is 32766 bytes).
+pub(crate) const MAX_TERM_BYTES: usize = 16 * 1024;
+/// Search tokens longer than this are dropped (Lucene's StandardTokenizer limit).
+const MAX_SEARCH_TOKEN_CHARS: usize = 255;
+
+/// Lucene's English stop-word set, used by RavenDB's standard search analyzer.
+const ENGLISH_STOP_WORDS: [&str; 33] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no", "not", "of", "on", "or", "such",
+    "that", "the", "their", "then", "there", "these", "they", "this", "to", "was", "will", "with",
+];
+
+/// tantivy fields of one spec field.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldHandles {
+    pub path: String,
+    pub term: Field,
+    pub exact: Option<Field>,
+    pub search: Option<Field>,
+    pub long: Field,
+    pub double: Field,
+    pub sort_string: Column,
+    pub sort_alnum: Column,
+    pub sort_long: Column,
+    pub sort_double: Column,
+}
+
+/// A single-valued fast column used for sorting.
+#[derive(Debug, Clone)]
+pub(crate) struct Column {
+    pub name: String,
+    pub field: Field,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct IndexSchema {
+    pub schema: Schema,
+    pub key: Field,
+    pub exists: Field,
+    pub fields: Vec<FieldHandles>,
+}
+
+impl IndexSchema {
+    pub fn build(spec: &IndexSpec) -> IndexSchema {
+        let mut builder = Schema::builder();
+        let keyword = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(RAW_TOKENIZER).set_index_option(IndexRecordOption::Basic).set_fieldnorms(false),
+        );
+        let sort_string = TextOptions::default().set_fast(RAW_TOKENIZER);
+        let key = builder.add_text_field(KEY_FIELD, keyword.clone().set_fast(RAW_TOKENIZER));
+        let exists = builder.add_text_field(EXISTS_FIELD, keyword.clone());
+        let search_options = TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default().set_tokenizer(SEARCH_TOKENIZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        );
+        let numeric = NumericOptions::default().set_indexed();
+        let fast_numeric = NumericOptions::default().set_fast();
+        let fields = spec
+            .fields
+            .iter()
+            .enumerate()
+            .map(|(i, f): (usize, &FieldSpec)| {
+                let name = format!("f{i}");
+                let handles = FieldHandles {
+                    path: f.path.clone(),
+                    term: builder.add_text_field(&name, keyword.clone()),
+                    exact: f.exact.then(|| builder.add_text_field(&format!("{name}_x"), keyword.clone())),
+                    search: f.search.then(|| builder.add_text_field(&format!("{name}_s"), search_options.clone())),
+                    long: builder.add_i64_field(&format!("{name}_l"), numeric.clone()),
+                    double: builder.add_f64_field(&format!("{name}_d"), numeric.clone()),
+                    sort_string: column(format!("{name}_ss"), |n| builder.add_text_field(n, sort_string.clone())),
+                    sort_alnum: column(format!("{name}_sa"), |n| builder.add_text_field(n, sort_string.clone())),
+                    sort_long: column(format!("{name}_sl"), |n| builder.add_i64_field(n, fast_numeric.clone())),
+                    sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                };
+                handles
+            })
+            .collect();
+        IndexSchema { schema: builder.build(), key, exists, fields }
+    }
+
+    pub fn field(&self, path: &str) -> Option<(usize, &FieldHandles)> {
+        self.fields.iter().enumerate().find(|(_, f)| f.path == path)
+    }
+}
+
+fn column(name: String, add: impl FnOnce(&str) -> Field) -> Column {
+    let field = add(&name);
+    Column { name, field }
+}
+
+/// The analyzer behind `search()`: split on non-alphanumerics, lower-case, drop English stop words.
+pub(crate) fn search_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(SimpleTokenizer::default())
+        .filter(RemoveLongFilter::limit(MAX_SEARCH_TOKEN_CHARS))
+        .filter(LowerCaser)
+        .filter(StopWordFilter::remove(ENGLISH_STOP_WORDS.iter().map(|w| w.to_string())))
+        .build()
+}
+
+pub(crate) fn register_analyzers(index: &Index) {
+    index.tokenizers().register(SEARCH_TOKENIZER, search_analyzer());
+}
+
+/// Cuts `s` to at most [`MAX_TERM_BYTES`] bytes at a char boundary.
+pub(crate) fn clip_term(s: &str) -> &str {
+    if s.len() <= MAX_TERM_BYTES {
+        return s;
+    }
+    let mut end = MAX_TERM_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}

@@ -1,0 +1,367 @@
+use serde_json::{json, Value as Json};
+use tempfile::TempDir;
+
+use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, SortKey, SortKind, Value};
+
+fn field(path: &str) -> FieldSpec {
+    FieldSpec { path: path.into(), search: false, exact: false }
+}
+
+fn spec() -> IndexSpec {
+    IndexSpec {
+        fields: vec![
+            FieldSpec { path: "Name".into(), search: true, exact: true },
+            field("Age"),
+            field("Score"),
+            field("Tags"),
+            field("Lines[].Product"),
+            field("Lines[].Quantity"),
+            field("Address.City"),
+            field("Active"),
+            field("Code"),
+            FieldSpec { path: "Notes".into(), search: true, exact: false },
+        ],
+    }
+}
+
+fn doc(key: &str, body: Json) -> MappedDocument {
+    MappedDocument { key: key.into(), body }
+}
+
+fn people() -> Vec<MappedDocument> {
+    vec![
+        doc(
+            "users/1",
+            json!({"Name": "John", "Age": 30, "Score": 1.5, "Tags": ["a", "B"], "Address": {"City": "London"}, "Active": true,
+                   "Code": "a10", "Notes": "The quick brown fox jumps over the lazy dog",
+                   "Lines": [{"Product": "Chang", "Quantity": 2}, {"Product": "Chai", "Quantity": 10}]}),
+        ),
+        doc(
+            "users/2",
+            json!({"Name": "jane", "Age": 25, "Score": 2.25, "Tags": ["b", "c"], "Address": {"City": "Paris"}, "Active": false,
+                   "Code": "a2", "Notes": "Sales representative, quick learner",
+                   "Lines": [{"Product": "Tofu", "Quantity": 1}]}),
+        ),
+        doc(
+            "users/3",
+            json!({"Name": null, "Age": 30.5, "Tags": [], "Address": null, "Code": "b1", "Notes": "brown bear",
+                   "Lines": []}),
+        ),
+        doc("users/4", json!({"Name": "", "Age": "30", "Tags": "a", "Address": {"City": "london"}, "Code": "a1"})),
+        doc("users/5", json!({"Name": "Émile Zola", "Age": -4, "Score": -0.5, "Code": "A3"})),
+    ]
+}
+
+struct Fixture {
+    _dir: TempDir,
+    index: DocumentIndex,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    index.apply(&people(), &[], 5).unwrap();
+    Fixture { _dir: dir, index }
+}
+
+impl Fixture {
+    fn keys(&self, filter: Filter) -> Vec<String> {
+        let mut keys = self.index.search(&filter, &[], 0, 100).unwrap().keys;
+        keys.sort();
+        keys
+    }
+
+    fn sorted(&self, filter: Filter, sort: &[SortKey]) -> Vec<String> {
+        self.index.search(&filter, sort, 0, 100).unwrap().keys
+    }
+}
+
+fn eq(field: &str, value: Value) -> Filter {
+    Filter::Equal { field: field.into(), value, exact: false }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.into())
+}
+
+fn keys(list: &[&str]) -> Vec<String> {
+    list.iter().map(|k| format!("users/{k}")).collect()
+}
+
+fn by(field: &str, kind: SortKind, descending: bool) -> SortKey {
+    SortKey { field: field.into(), kind, descending }
+}
+
+#[test]
+fn equality_is_case_insensitive_unless_exact() {
+    let f = fixture();
+    assert_eq!(f.keys(eq("Name", s("JOHN"))), keys(&["1"]));
+    assert_eq!(f.keys(eq("Name", s("john"))), keys(&["1"]));
+    assert_eq!(f.keys(Filter::Equal { field: "Name".into(), value: s("john"), exact: true }), keys(&[]));
+    assert_eq!(f.keys(Filter::Equal { field: "Name".into(), value: s("John"), exact: true }), keys(&["1"]));
+    assert_eq!(f.keys(eq("Name", s("émile zola"))), keys(&["5"]));
+    // Not tokenized.
+    assert_eq!(f.keys(eq("Name", s("zola"))), keys(&[]));
+    // exact() on a field without an exact form compares the value as given against the lower-cased term.
+    assert_eq!(f.keys(Filter::Equal { field: "Address.City".into(), value: s("London"), exact: true }), keys(&[]));
+    assert_eq!(f.keys(Filter::Equal { field: "Address.City".into(), value: s("london"), exact: true }), keys(&["1", "4"]));
+}
+
+#[test]
+fn null_empty_and_missing() {
+    let f = fixture();
+    assert_eq!(f.keys(eq("Name", Value::Null)), keys(&["3"]));
+    assert_eq!(f.keys(eq("Name", s(""))), keys(&["4"]));
+    assert_eq!(f.keys(Filter::Exists { field: "Name".into() }), keys(&["1", "2", "3", "4", "5"]));
+    assert_eq!(f.keys(Filter::Exists { field: "Score".into() }), keys(&["1", "2", "5"]));
+    // A null before the end of the path is no value; an empty array is no value.
+    assert_eq!(f.keys(Filter::Exists { field: "Address.City".into() }), keys(&["1", "2", "4"]));
+    assert_eq!(f.keys(Filter::Exists { field: "Tags".into() }), keys(&["1", "2", "4"]));
+    // Not equal includes entries without the field.
+    assert_eq!(f.keys(Filter::Not(Box::new(eq("Address.City", s("london"))))), keys(&["2", "3", "5"]));
+    // The marker terms are not user values.
+    assert_eq!(f.keys(eq("Name", s("NULL_VALUE"))), keys(&[]));
+}
+
+#[test]
+fn numbers_match_numerically_and_as_strings() {
+    let f = fixture();
+    assert_eq!(f.keys(eq("Age", Value::Long(30))), keys(&["1", "3"])); // 30.5 is also indexed as the long 30
+    assert_eq!(f.keys(eq("Age", Value::Double(30.5))), keys(&["3"]));
+    assert_eq!(f.keys(eq("Age", s("30"))), keys(&["1", "4"])); // "30" the string, and 30 the number as a term
+    assert_eq!(f.keys(eq("Score", Value::Double(1.5))), keys(&["1"]));
+    assert_eq!(f.keys(eq("Active", Value::Bool(true))), keys(&["1"]));
+    assert_eq!(f.keys(eq("Active", s("FALSE"))), keys(&["2"]));
+}
+
+#[test]
+fn ranges() {
+    let f = fixture();
+    let range = |lower: Option<(Value, bool)>, upper: Option<(Value, bool)>| Filter::Range { field: "Age".into(), lower, upper };
+    assert_eq!(f.keys(range(Some((Value::Long(25), true)), Some((Value::Long(30), true)))), keys(&["1", "2", "3"]));
+    assert_eq!(f.keys(range(Some((Value::Long(25), false)), Some((Value::Long(30), false)))), keys(&[]));
+    assert_eq!(f.keys(range(Some((Value::Double(25.0), false)), None)), keys(&["1", "3"]));
+    assert_eq!(f.keys(range(None, Some((Value::Long(0), false)))), keys(&["5"]));
+    assert_eq!(f.keys(range(Some((Value::Long(25), true)), Some((Value::Double(30.25), true)))), keys(&["1", "2"]));
+    let city = |lower: &str, upper: &str| Filter::Range {
+        field: "Address.City".into(),
+        lower: Some((s(lower), true)),
+        upper: Some((s(upper), false)),
+    };
+    assert_eq!(f.keys(city("A", "M")), keys(&["1", "4"]));
+    assert_eq!(f.keys(city("m", "z")), keys(&["2"]));
+    let mixed = Filter::Range { field: "Age".into(), lower: Some((s("a"), true)), upper: Some((Value::Long(3), true)) };
+    assert!(matches!(f.index.search(&mixed, &[], 0, 10), Err(IndexError::InvalidQuery(_))));
+}
+
+#[test]
+fn in_and_all_in_over_arrays() {
+    let f = fixture();
+    let in_ = |values: Vec<Value>, all: bool| Filter::In { field: "Tags".into(), values, all, exact: false };
+    assert_eq!(f.keys(in_(vec![s("A"), s("c")], false)), keys(&["1", "2", "4"]));
+    assert_eq!(f.keys(in_(vec![s("a"), s("b")], true)), keys(&["1"]));
+    assert_eq!(f.keys(in_(vec![], false)), keys(&[]));
+    assert_eq!(f.keys(eq("Tags", s("b"))), keys(&["1", "2"]));
+    assert_eq!(f.keys(Filter::In { field: "Tags".into(), values: vec![s("B")], all: false, exact: true }), keys(&[]));
+    assert_eq!(
+        f.keys(Filter::In { field: "Age".into(), values: vec![Value::Long(25), Value::Long(-4)], all: false, exact: false }),
+        keys(&["2", "5"])
+    );
+    assert_eq!(f.keys(eq("Lines[].Product", s("chai"))), keys(&["1"]));
+    assert_eq!(f.keys(Filter::Range { field: "Lines[].Quantity".into(), lower: Some((Value::Long(5), true)), upper: None }), keys(&["1"]));
+}
+
+#[test]
+fn prefix_suffix_regex() {
+    let f = fixture();
+    assert_eq!(f.keys(Filter::StartsWith { field: "Name".into(), prefix: "J".into(), exact: false }), keys(&["1", "2"]));
+    assert_eq!(f.keys(Filter::StartsWith { field: "Name".into(), prefix: "J".into(), exact: true }), keys(&["1"]));
+    assert_eq!(f.keys(Filter::EndsWith { field: "Address.City".into(), suffix: "DON".into(), exact: false }), keys(&["1", "4"]));
+    assert_eq!(f.keys(Filter::StartsWith { field: "Code".into(), prefix: "a.".into(), exact: false }), keys(&[]));
+    assert_eq!(f.keys(Filter::Regex { field: "Code".into(), pattern: "^a[0-9]$".into() }), keys(&["2", "4", "5"]));
+    assert_eq!(f.keys(Filter::Regex { field: "Code".into(), pattern: "1".into() }), keys(&["1", "3", "4"]));
+    assert!(matches!(
+        f.index.search(&Filter::Regex { field: "Code".into(), pattern: "(".into() }, &[], 0, 10),
+        Err(IndexError::InvalidQuery(_))
+    ));
+}
+
+#[test]
+fn full_text_search() {
+    let f = fixture();
+    let search = |terms: &str, all: bool| Filter::Search { field: "Notes".into(), terms: terms.into(), all };
+    assert_eq!(f.keys(search("QUICK", false)), keys(&["1", "2"]));
+    assert_eq!(f.keys(search("brown lazy", false)), keys(&["1", "3"]));
+    assert_eq!(f.keys(search("brown lazy", true)), keys(&["1"]));
+    assert_eq!(f.keys(search("\"brown fox\"", false)), keys(&["1"]));
+    assert_eq!(f.keys(search("\"fox brown\"", false)), keys(&[]));
+    assert_eq!(f.keys(search("sales%representative", false)), keys(&["2"]));
+    assert_eq!(f.keys(search("repr*", false)), keys(&["2"]));
+    assert_eq!(f.keys(search("*arn*", false)), keys(&["2"]));
+    assert_eq!(f.keys(search("the", false)), keys(&[])); // stop word
+    assert_eq!(f.keys(search("\"jumps over the lazy\"", false)), keys(&["1"]));
+    // Relevance order without a sort: two matching terms beat one.
+    let result = f.index.search(&search("brown bear", false), &[], 0, 10).unwrap();
+    assert_eq!(result.keys, keys(&["3", "1"]));
+    assert!(result.scores[0] > result.scores[1]);
+    // Search on a field without a search form uses the whole lower-cased value.
+    assert_eq!(f.keys(Filter::Search { field: "Address.City".into(), terms: "LONDON".into(), all: false }), keys(&["1", "4"]));
+}
+
+#[test]
+fn boolean_combinations() {
+    let f = fixture();
+    let and = Filter::And(vec![eq("Age", Value::Long(30)), Filter::Not(Box::new(eq("Name", Value::Null)))]);
+    assert_eq!(f.keys(and), keys(&["1"]));
+    let or = Filter::Or(vec![eq("Name", s("jane")), eq("Code", s("b1"))]);
+    assert_eq!(f.keys(or), keys(&["2", "3"]));
+    assert_eq!(f.keys(Filter::And(vec![Filter::Not(Box::new(eq("Tags", s("a"))))])), keys(&["2", "3", "5"]));
+    assert_eq!(f.keys(Filter::And(vec![])), keys(&["1", "2", "3", "4", "5"]));
+    assert_eq!(f.keys(Filter::Or(vec![])), keys(&[]));
+    let boosted = Filter::Or(vec![Filter::Boost(Box::new(eq("Name", s("jane"))), 10.0), eq("Name", s("john"))]);
+    assert_eq!(f.index.search(&boosted, &[], 0, 10).unwrap().keys, keys(&["2", "1"]));
+    let boosted = Filter::Or(vec![eq("Name", s("jane")), Filter::Boost(Box::new(eq("Name", s("john"))), 10.0)]);
+    assert_eq!(f.index.search(&boosted, &[], 0, 10).unwrap().keys, keys(&["1", "2"]));
+}
+
+#[test]
+fn unknown_fields_are_invalid_queries() {
+    let f = fixture();
+    assert!(matches!(f.index.search(&eq("Nope", s("x")), &[], 0, 10), Err(IndexError::InvalidQuery(_))));
+    assert!(matches!(f.index.search(&Filter::All, &[by("Nope", SortKind::String, false)], 0, 10), Err(IndexError::InvalidQuery(_))));
+}
+
+#[test]
+fn sorting() {
+    let f = fixture();
+    // Missing first when ascending; the marker terms sort as themselves ("EMPTY_STRING" < "NULL_VALUE" < lower case).
+    assert_eq!(f.sorted(Filter::All, &[by("Address.City", SortKind::String, false)]), keys(&["3", "5", "1", "4", "2"]));
+    assert_eq!(f.sorted(Filter::All, &[by("Name", SortKind::String, false)]), keys(&["4", "3", "2", "1", "5"]));
+    assert_eq!(f.sorted(Filter::All, &[by("Name", SortKind::String, true)]), keys(&["5", "1", "2", "3", "4"]));
+    // "30" the string has no numeric value: missing.
+    assert_eq!(f.sorted(Filter::All, &[by("Age", SortKind::Long, false)]), keys(&["4", "5", "2", "1", "3"]));
+    assert_eq!(f.sorted(Filter::All, &[by("Age", SortKind::Double, true)]), keys(&["3", "1", "2", "5", "4"]));
+    // As a string, numbers sort by their text.
+    assert_eq!(f.sorted(Filter::All, &[by("Age", SortKind::String, false)]), keys(&["5", "2", "1", "4", "3"]));
+    assert_eq!(f.sorted(Filter::All, &[by("Code", SortKind::AlphaNumeric, false)]), keys(&["4", "2", "5", "1", "3"]));
+    assert_eq!(f.sorted(Filter::All, &[by("Code", SortKind::String, false)]), keys(&["4", "1", "2", "5", "3"]));
+    // Multi-key: ties on the first key resolved by the second.
+    assert_eq!(
+        f.sorted(Filter::All, &[by("Address.City", SortKind::String, false), by("Name", SortKind::String, true)]),
+        keys(&["5", "3", "1", "4", "2"])
+    );
+    assert_eq!(
+        f.sorted(Filter::All, &[by("Age", SortKind::Long, true), by("Code", SortKind::AlphaNumeric, true)]),
+        keys(&["3", "1", "2", "5", "4"])
+    );
+    // Arrays sort by their first element.
+    assert_eq!(
+        f.sorted(Filter::All, &[by("Tags", SortKind::String, true), by("Code", SortKind::String, false)]),
+        keys(&["2", "4", "1", "5", "3"])
+    );
+    // Score order with a filter; most relevant first when ascending.
+    let search = Filter::Search { field: "Notes".into(), terms: "brown bear".into(), all: false };
+    assert_eq!(f.sorted(search.clone(), &[by("", SortKind::Score, false)]), keys(&["3", "1"]));
+    assert_eq!(f.sorted(search.clone(), &[by("", SortKind::Score, true)]), keys(&["1", "3"]));
+    assert_eq!(f.sorted(search, &[by("", SortKind::Score, false), by("Name", SortKind::String, false)]), keys(&["3", "1"]));
+}
+
+#[test]
+fn paging_reports_totals() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    let docs: Vec<_> = (0..250).map(|i| doc(&format!("users/{i:03}"), json!({"Age": i, "Name": format!("n{}", i % 7)}))).collect();
+    // Three commits make three segments.
+    index.apply(&docs[..100], &[], 1).unwrap();
+    index.apply(&docs[100..200], &[], 2).unwrap();
+    index.apply(&docs[200..], &[], 3).unwrap();
+    let filter = Filter::Range { field: "Age".into(), lower: Some((Value::Long(10), true)), upper: None };
+    for sort in [
+        vec![by("Age", SortKind::Long, false)],
+        vec![by("Age", SortKind::Long, false), by("Name", SortKind::String, false)],
+        vec![by("Name", SortKind::String, false), by("Age", SortKind::Double, false)],
+    ] {
+        let mut all = Vec::new();
+        for page in 0..10 {
+            let result = index.search(&filter, &sort, page * 30, 30).unwrap();
+            assert_eq!(result.total, 240);
+            all.extend(result.keys);
+        }
+        assert_eq!(all.len(), 240);
+        let expected: Vec<String> = if sort[0].field == "Age" {
+            (10..250).map(|i| format!("users/{i:03}")).collect()
+        } else {
+            let mut v: Vec<(u32, u32)> = (10..250).map(|i| (i % 7, i)).collect();
+            v.sort();
+            v.into_iter().map(|(_, i)| format!("users/{i:03}")).collect()
+        };
+        assert_eq!(all, expected);
+    }
+    let result = index.search(&filter, &[], 235, 30).unwrap();
+    assert_eq!((result.keys.len(), result.total), (5, 240));
+    let result = index.search(&Filter::All, &[], 0, 0).unwrap();
+    assert_eq!((result.keys.len(), result.total), (0, 250));
+    let result = index.search(&Filter::All, &[], 245, 30).unwrap();
+    assert_eq!((result.keys.len(), result.total), (5, 250));
+    assert_eq!(index.entries_count(), 250);
+}
+
+#[test]
+fn upserts_replace_and_deletes_remove() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    assert_eq!(index.last_indexed_etag(), 0);
+    index.apply(&people(), &[], 5).unwrap();
+    index
+        .apply(
+            &[doc("users/1", json!({"Name": "Johnny"})), doc("users/9", json!({"Name": "x"})), doc("users/9", json!({"Name": "y"}))],
+            &["users/2".into()],
+            8,
+        )
+        .unwrap();
+    let f = Fixture { _dir: dir, index };
+    assert_eq!(f.keys(eq("Name", s("john"))), keys(&[]));
+    assert_eq!(f.keys(eq("Name", s("johnny"))), keys(&["1"]));
+    assert_eq!(f.keys(eq("Name", s("jane"))), keys(&[]));
+    assert_eq!(f.keys(eq("Name", s("x"))), keys(&[]));
+    assert_eq!(f.keys(eq("Name", s("y"))), keys(&["9"]));
+    assert_eq!(f.keys(eq("Age", Value::Long(30))), keys(&["3"]));
+    assert_eq!(f.index.entries_count(), 5);
+    assert_eq!(f.index.last_indexed_etag(), 8);
+    assert!(f.index.size_on_disk() > 0);
+}
+
+#[test]
+fn reopen_resumes_from_the_last_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+        index.apply(&people(), &[], 42).unwrap();
+    }
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    assert_eq!(index.last_indexed_etag(), 42);
+    assert_eq!(index.entries_count(), 5);
+    let result = index.search(&Filter::Search { field: "Notes".into(), terms: "fox".into(), all: false }, &[], 0, 10).unwrap();
+    assert_eq!(result.keys, keys(&["1"]));
+    index.apply(&[], &["users/1".into()], 43).unwrap();
+    drop(index);
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    assert_eq!((index.last_indexed_etag(), index.entries_count()), (43, 4));
+    drop(index);
+
+    let other = IndexSpec { fields: vec![field("Name")] };
+    assert!(matches!(DocumentIndex::open_or_create(dir.path(), &other), Err(IndexError::Corrupted { .. })));
+}
+
+#[test]
+fn garbage_directory_is_corrupted() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("meta.json"), b"{not json").unwrap();
+    assert!(matches!(DocumentIndex::open_or_create(dir.path(), &spec()), Err(IndexError::Corrupted { .. })));
+}
+
+#[test]
+fn index_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<DocumentIndex>();
+}
