@@ -644,15 +644,25 @@ fn check(index: &DocumentIndex, docs: &[ModelDoc], filter: &Filter, sort: &[Sort
 }
 
 #[test]
-fn random_queries_match_brute_force() {
+fn random_queries_match_brute_force_over_segments() {
+    random_queries_match_brute_force(4, 0x5EED_C0DE);
+}
+
+/// One segment: string sort keys stay term ordinals all the way.
+#[test]
+fn random_queries_match_brute_force_in_one_segment() {
+    random_queries_match_brute_force(1, 0xFACE);
+}
+
+fn random_queries_match_brute_force(batches: u64, seed: u64) {
     let dir = tempfile::tempdir().unwrap();
     let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
-    let mut rng = Rng(0x5EED_C0DE);
+    let mut rng = Rng(seed);
     let mut bodies: BTreeMap<String, Json> = BTreeMap::new();
     // Several commits (segments), then updates and deletes on top.
     let mut next_id = 0;
-    for batch in 0..4 {
-        let docs: Vec<MappedDocument> = (0..500)
+    for batch in 0..batches {
+        let docs: Vec<MappedDocument> = (0..2000 / batches)
             .map(|_| {
                 next_id += 1;
                 let key = format!("docs/{next_id}");
@@ -682,18 +692,30 @@ fn random_queries_match_brute_force() {
             bodies.insert(update.key.clone(), update.body.clone());
         }
     }
-    index.apply(&updates, &deletes, 10).unwrap();
-    assert_eq!(index.entries_count(), bodies.len() as u64);
+    if batches > 1 {
+        index.apply(&updates, &deletes, 10).unwrap();
+    } else {
+        // Keep the single segment: the first batch goes in again with the changes folded in.
+        let all: Vec<MappedDocument> = bodies.iter().map(|(k, b)| MappedDocument { key: k.clone(), body: b.clone() }).collect();
+        let dir2 = tempfile::tempdir().unwrap();
+        let fresh = DocumentIndex::open_or_create(dir2.path(), &spec()).unwrap();
+        fresh.apply(&all, &[], 1).unwrap();
+        return run_queries(&fresh, &bodies, seed);
+    }
+    run_queries(&index, &bodies, seed);
+}
 
+fn run_queries(index: &DocumentIndex, bodies: &BTreeMap<String, Json>, seed: u64) {
+    assert_eq!(index.entries_count(), bodies.len() as u64);
     let docs: Vec<ModelDoc> = bodies.iter().map(|(k, b)| ModelDoc::new(k.clone(), b)).collect();
-    let mut gen = Gen { rng: Rng(0xD1FF), docs: &docs };
+    let mut gen = Gen { rng: Rng(seed ^ 0xD1FF), docs: &docs };
     let mut non_empty = 0;
     for _ in 0..1500 {
         let filter = gen.filter(0);
         let sort = gen.sort();
         let skip = if gen.rng.chance(60) { 0 } else { gen.rng.below(300) as usize };
         let take = *gen.rng.pick(&[0, 1, 5, 30, 128, 5000]);
-        check(&index, &docs, &filter, &sort, skip, take);
+        check(index, &docs, &filter, &sort, skip, take);
         if docs.iter().any(|d| d.matches(&filter)) {
             non_empty += 1;
         }

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{AllQuery, Query};
+use tantivy::query::Query;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::entry::build_document;
@@ -23,6 +23,8 @@ const FORMAT_VERSION: u32 = 1;
 /// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
 const WRITER_THREADS: usize = 1;
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// Pages reaching past this many entries take the general sort path (see `collect`).
+const DEEP_PAGE: usize = 1024;
 
 /// The commit payload: where indexing resumes, and what the index was built for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -176,25 +178,24 @@ impl DocumentIndex {
         if take == 0 {
             return Ok((Vec::new(), searcher.search(query, &Count)?));
         }
+        if sort.is_empty() && matches!(filter, Filter::All) {
+            return Ok(first_alive(searcher, skip, take));
+        }
         let page = TopDocs::with_limit(take).and_offset(skip);
+        // Deep pages: tantivy turns every string key of the window into text, one dictionary lookup each.
+        let deep = skip.saturating_add(take) > DEEP_PAGE;
         let keys = sort.iter().map(|k| self.key_spec(k)).collect::<Result<Vec<_>, _>>()?;
-        match (keys.as_slice(), filter) {
-            // Index order: the first matches need no ranking at all.
-            ([], Filter::All) => {}
-            ([], _) => {
+        match keys.as_slice() {
+            [] | [KeySpec { source: KeySource::Score, descending: false }] => {
                 let (hits, total) = searcher.search(query, &(page.order_by_score(), Count))?;
                 return Ok((hits.into_iter().map(|(s, a)| (a, s)).collect(), total));
             }
-            ([KeySpec { source: KeySource::Score, descending: false }], _) => {
-                let (hits, total) = searcher.search(query, &(page.order_by_score(), Count))?;
-                return Ok((hits.into_iter().map(|(s, a)| (a, s)).collect(), total));
-            }
-            ([key @ KeySpec { source: KeySource::Str(column), .. }], _) => {
+            [key @ KeySpec { source: KeySource::Str(column), .. }] if !deep => {
                 let top = page.order_by((SortByString::for_field(column), comparator(key.descending)));
                 let (hits, total) = searcher.search(query, &(top, Count))?;
                 return Ok((unscored(hits), total));
             }
-            ([key @ KeySpec { source: KeySource::Numeric(column), .. }], _) => {
+            [key @ KeySpec { source: KeySource::Numeric(column), .. }] => {
                 let (hits, total) = if sort[0].kind == SortKind::Long {
                     let top = page.order_by((SortByStaticFastValue::<i64>::for_field(column), comparator(key.descending)));
                     let (hits, total) = searcher.search(query, &(top, Count))?;
@@ -209,12 +210,9 @@ impl DocumentIndex {
             _ => {}
         }
         let scored = keys.iter().any(|k| matches!(k.source, KeySource::Score));
-        let collector = MultiKeyCollector { keys, limit: skip.saturating_add(take) };
-        let (hits, total) = if matches!(filter, Filter::All) && !scored {
-            searcher.search(&AllQuery, &collector)?
-        } else {
-            searcher.search(query, &collector)?
-        };
+        let single_segment = searcher.segment_readers().len() == 1;
+        let collector = MultiKeyCollector { keys, limit: skip.saturating_add(take), single_segment };
+        let (hits, total) = searcher.search(query, &collector)?;
         let hits = hits.into_iter().skip(skip).map(|h| (h.address, if scored { h.score } else { 0.0 })).collect();
         Ok((hits, total))
     }
@@ -261,6 +259,28 @@ impl DocumentIndex {
         }
         Ok(out)
     }
+}
+
+/// Index order without a filter: the first live entries, no query needed.
+fn first_alive(searcher: &Searcher, skip: usize, take: usize) -> (Vec<(DocAddress, f32)>, usize) {
+    let total = searcher.num_docs() as usize;
+    let mut hits = Vec::with_capacity(take.min(total));
+    let mut to_skip = skip;
+    for (ord, reader) in searcher.segment_readers().iter().enumerate() {
+        let alive = reader.num_docs() as usize;
+        if to_skip >= alive {
+            to_skip -= alive;
+            continue;
+        }
+        for doc in reader.doc_ids_alive().skip(to_skip).take(take - hits.len()) {
+            hits.push((DocAddress::new(ord as u32, doc), 0.0));
+        }
+        to_skip = 0;
+        if hits.len() == take {
+            break;
+        }
+    }
+    (hits, total)
 }
 
 fn unscored<K>(hits: Vec<(K, DocAddress)>) -> Vec<(DocAddress, f32)> {

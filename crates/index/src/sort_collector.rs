@@ -47,6 +47,8 @@ pub(crate) struct MultiKeyCollector {
     pub keys: Vec<KeySpec>,
     /// skip + take.
     pub limit: usize,
+    /// With one segment, string keys stay ordinals.
+    pub single_segment: bool,
 }
 
 pub(crate) struct SegmentFruit {
@@ -65,6 +67,7 @@ pub(crate) struct MultiKeySegmentCollector {
     columns: Vec<SegmentColumn>,
     descending: Vec<bool>,
     limit: usize,
+    single_segment: bool,
     docs: Vec<DocId>,
     scores: Vec<Score>,
     /// `columns.len()` values per entry of `docs`.
@@ -111,6 +114,7 @@ impl Collector for MultiKeyCollector {
             columns,
             descending: self.keys.iter().map(effective_descending).collect(),
             limit: self.limit,
+            single_segment: self.single_segment,
             docs: Vec::new(),
             scores: Vec::new(),
             values: Vec::new(),
@@ -206,31 +210,41 @@ impl SegmentCollector for MultiKeySegmentCollector {
             self.prune(true);
         }
         let width = self.width();
-        let mut buffer = String::new();
-        let hits = self
-            .docs
-            .iter()
+        let mut keys: Vec<Vec<GlobalKey>> = vec![Vec::with_capacity(width); self.docs.len()];
+        for (j, column) in self.columns.iter().enumerate() {
+            let values = (0..self.docs.len()).map(|n| self.values[n * width + j]);
+            match column {
+                SegmentColumn::Str(Some(c)) if !self.single_segment => {
+                    for (n, key) in resolve_ords(c, values).into_iter().enumerate() {
+                        keys[n].push(GlobalKey::Str(key));
+                    }
+                }
+                // Alone, a segment's ordinals already are the final order.
+                _ => values.zip(keys.iter_mut()).for_each(|(v, k)| k.push(GlobalKey::Num(v))),
+            }
+        }
+        let hits = keys
+            .into_iter()
             .enumerate()
-            .map(|(n, &doc)| {
-                let keys = self
-                    .columns
-                    .iter()
-                    .enumerate()
-                    .map(|(j, column)| {
-                        let value = self.values[n * width + j];
-                        match column {
-                            SegmentColumn::Str(c) => GlobalKey::Str(value.and_then(|ord| {
-                                buffer.clear();
-                                let found = c.as_ref()?.ord_to_str(ord, &mut buffer).ok()?;
-                                found.then(|| buffer.clone())
-                            })),
-                            _ => GlobalKey::Num(value),
-                        }
-                    })
-                    .collect();
-                Hit { keys, address: DocAddress::new(self.segment_ord, doc), score: self.scores[n] }
-            })
+            .map(|(n, keys)| Hit { keys, address: DocAddress::new(self.segment_ord, self.docs[n]), score: self.scores[n] })
             .collect();
         SegmentFruit { hits, count: self.count }
     }
+}
+
+/// Term of each ordinal, looked up in one ordered pass over the dictionary (a lookup per ordinal would decompress
+/// a dictionary block each time).
+fn resolve_ords(column: &StrColumn, ords: impl Iterator<Item = Option<u64>>) -> Vec<Option<String>> {
+    let ords: Vec<Option<u64>> = ords.collect();
+    let mut wanted: Vec<u64> = ords.iter().flatten().copied().collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let mut terms: Vec<String> = Vec::with_capacity(wanted.len());
+    let complete = column.dictionary().sorted_ords_to_term_cb(&wanted, |bytes| terms.push(String::from_utf8_lossy(bytes).into_owned()));
+    if !matches!(complete, Ok(true)) || terms.len() != wanted.len() {
+        // Unreadable ordinals sort as missing rather than failing the query.
+        tracing::warn!("sort column dictionary lookup failed");
+        return vec![None; ords.len()];
+    }
+    ords.iter().map(|o| o.and_then(|o| wanted.binary_search(&o).ok().map(|i| terms[i].clone()))).collect()
 }
