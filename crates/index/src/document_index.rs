@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::directory::MmapDirectory;
+use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::Query;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
@@ -23,6 +24,8 @@ const FORMAT_VERSION: u32 = 1;
 /// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
 const WRITER_THREADS: usize = 1;
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// Background segment merges; tantivy's default of 4 per index adds up with many indexes.
+const MERGE_THREADS: usize = 1;
 /// Pages reaching past this many entries take the general sort path (see `collect`).
 const DEEP_PAGE: usize = 1024;
 
@@ -85,7 +88,12 @@ impl DocumentIndex {
             (Index::create(directory, schema.schema.clone(), Default::default())?, 0, true)
         };
         register_analyzers(&index);
-        let writer = index.writer_with_num_threads(WRITER_THREADS, WRITER_MEMORY_BYTES)?;
+        let options = IndexWriterOptions::builder()
+            .num_worker_threads(WRITER_THREADS)
+            .num_merge_threads(MERGE_THREADS)
+            .memory_budget_per_thread(WRITER_MEMORY_BYTES)
+            .build();
+        let writer = index.writer_with_options(options)?;
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let this = DocumentIndex {
             dir: dir.to_path_buf(),

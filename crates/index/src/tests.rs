@@ -365,3 +365,52 @@ fn index_is_send_and_sync() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<DocumentIndex>();
 }
+
+#[test]
+fn searches_run_while_batches_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = std::sync::Arc::new(DocumentIndex::open_or_create(dir.path(), &spec()).unwrap());
+    let writer = {
+        let index = index.clone();
+        std::thread::spawn(move || {
+            for batch in 0..20u64 {
+                let docs: Vec<_> = (0..50).map(|i| doc(&format!("users/{batch}-{i}"), json!({"Age": batch}))).collect();
+                index.apply(&docs, &[], batch + 1).unwrap();
+            }
+        })
+    };
+    let mut last_total = 0;
+    while !writer.is_finished() {
+        // Each search sees a committed snapshot: whole batches only, never fewer than before.
+        let result = index.search(&Filter::All, &[by("Age", SortKind::Long, true)], 0, 10).unwrap();
+        assert_eq!(result.total % 50, 0);
+        assert!(result.total >= last_total);
+        last_total = result.total;
+    }
+    writer.join().unwrap();
+    assert_eq!(index.search(&Filter::All, &[], 0, 0).unwrap().total, 1000);
+    assert_eq!(index.last_indexed_etag(), 20);
+}
+
+#[test]
+fn a_second_open_of_the_same_directory_fails_cleanly() {
+    let f = fixture();
+    let dir = f._dir.path();
+    assert!(DocumentIndex::open_or_create(dir, &spec()).is_err());
+}
+
+#[test]
+fn sorting_over_segments_where_the_sort_field_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    index.apply(&[doc("users/1", json!({"Name": "x"})), doc("users/2", json!({"Name": "y"}))], &[], 1).unwrap();
+    index.apply(&[doc("users/3", json!({"Age": 5})), doc("users/4", json!({"Age": 2}))], &[], 2).unwrap();
+    for kind in [SortKind::Long, SortKind::Double, SortKind::String, SortKind::AlphaNumeric] {
+        for (take, skip) in [(10, 0), (2000, 0)] {
+            let result = index.search(&Filter::All, &[by("Age", kind, false)], skip, take).unwrap();
+            assert_eq!(result.keys, keys(&["1", "2", "4", "3"]), "{kind:?}");
+            let result = index.search(&Filter::All, &[by("Age", kind, true), by("Name", SortKind::String, false)], skip, take).unwrap();
+            assert_eq!(result.keys, keys(&["3", "4", "1", "2"]), "{kind:?}");
+        }
+    }
+}
