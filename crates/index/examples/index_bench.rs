@@ -64,6 +64,13 @@ fn main() {
         ("all, by Age as long, top 30", Filter::All, vec![by("Age", SortKind::Long, false)], 0),
         ("all, by Name as string, top 30", Filter::All, vec![by("Name", SortKind::String, false)], 0),
         ("all, by Name desc, skip 50000", Filter::All, vec![by("Name", SortKind::String, true)], 50_000),
+        ("all, by Age as long desc, skip 50000", Filter::All, vec![by("Age", SortKind::Long, true)], 50_000),
+        (
+            "all, by Age then Name, skip 50000",
+            Filter::All,
+            vec![by("Age", SortKind::Long, false), by("Name", SortKind::String, false)],
+            50_000,
+        ),
         ("all, by Name alphanumeric, top 30", Filter::All, vec![by("Name", SortKind::AlphaNumeric, false)], 0),
         ("all, by Age then Name (multi-key)", Filter::All, vec![by("Age", SortKind::Long, false), by("Name", SortKind::String, false)], 0),
         (

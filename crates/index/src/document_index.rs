@@ -15,7 +15,7 @@ use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searche
 use crate::entry::build_document;
 use crate::query_builder::QueryBuilder;
 use crate::schema::{register_analyzers, IndexSchema};
-use crate::sort_collector::{KeySource, KeySpec, MultiKeyCollector};
+use crate::sort_collector::{resolve_ords, KeySource, KeySpec, MultiKeyCollector};
 use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey, SortKind};
 
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
@@ -244,28 +244,29 @@ impl DocumentIndex {
         Ok(KeySpec { source, descending: key.descending })
     }
 
-    /// Entry keys of `addresses`, read from the `key` fast column.
+    /// Entry keys of `addresses`, read from the `key` fast column, one dictionary pass per segment.
     fn keys_of(&self, searcher: &Searcher, addresses: impl Iterator<Item = DocAddress>) -> Result<Vec<String>, IndexError> {
-        let mut columns = vec![None; searcher.segment_readers().len()];
-        let mut out = Vec::new();
-        for address in addresses {
-            let slot = &mut columns[address.segment_ord as usize];
-            if slot.is_none() {
-                let column = searcher.segment_reader(address.segment_ord).fast_fields().str(crate::schema::KEY_FIELD)?;
-                *slot = Some(column.ok_or_else(|| corrupted(&self.dir, "missing key column"))?);
+        let addresses: Vec<DocAddress> = addresses.collect();
+        let mut out: Vec<Option<String>> = vec![None; addresses.len()];
+        let mut segments: Vec<u32> = addresses.iter().map(|a| a.segment_ord).collect();
+        segments.sort_unstable();
+        segments.dedup();
+        for segment in segments {
+            let column = searcher
+                .segment_reader(segment)
+                .fast_fields()
+                .str(crate::schema::KEY_FIELD)?
+                .ok_or_else(|| corrupted(&self.dir, "missing key column"))?;
+            let positions: Vec<usize> = (0..addresses.len()).filter(|&i| addresses[i].segment_ord == segment).collect();
+            let ords = positions.iter().map(|&i| column.ords().first(addresses[i].doc_id));
+            for (&i, key) in positions.iter().zip(resolve_ords(&column, ords)) {
+                out[i] = key;
             }
-            let column = slot.as_ref().expect("column loaded");
-            let mut key = String::new();
-            let found = match column.ords().first(address.doc_id) {
-                Some(ord) => column.ord_to_str(ord, &mut key)?,
-                None => false,
-            };
-            if !found {
-                return Err(corrupted(&self.dir, format!("entry {address:?} has no key")));
-            }
-            out.push(key);
         }
-        Ok(out)
+        out.into_iter()
+            .zip(&addresses)
+            .map(|(key, address)| key.ok_or_else(|| corrupted(&self.dir, format!("entry {address:?} has no key"))))
+            .collect()
     }
 }
 

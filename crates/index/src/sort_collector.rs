@@ -234,7 +234,7 @@ impl SegmentCollector for MultiKeySegmentCollector {
 
 /// Term of each ordinal, looked up in one ordered pass over the dictionary (a lookup per ordinal would decompress
 /// a dictionary block each time).
-fn resolve_ords(column: &StrColumn, ords: impl Iterator<Item = Option<u64>>) -> Vec<Option<String>> {
+pub(crate) fn resolve_ords(column: &StrColumn, ords: impl Iterator<Item = Option<u64>>) -> Vec<Option<String>> {
     let ords: Vec<Option<u64>> = ords.collect();
     let mut wanted: Vec<u64> = ords.iter().flatten().copied().collect();
     wanted.sort_unstable();
