@@ -1,1 +1,45 @@
-//! RQL: lexer, parser, AST. Pure: no I/O.
+//! RQL (RavenDB Query Language): lexer, parser and syntax tree. Pure: no I/O.
+//!
+//! [`parse`] turns query text into a [`Query`], or a [`ParseError`] with a byte position, line, column and
+//! the list of what was expected. `Display` on [`Query`] writes canonical RQL back.
+//!
+//! # Supported
+//!
+//! * Lexical rules of RavenDB's `QueryScanner`: case-insensitive keywords; identifiers with `_`, `@` and `-`
+//!   (`@all_docs`, `a-b`); `'…'` and `"…"` strings with doubled quotes and `\' \" \\ \t \n \r \f \b` escapes;
+//!   longs (with `_` separators), doubles, negative numbers; `$param`; `//` and `/* */` comments.
+//! * Clause order `declare* from [group by] [where] [order by] [load] [filter] ([select] [include] | update {…})
+//!   [limit/offset] [filter_limit] [include]`, with an error naming the misplaced clause.
+//! * `declare function f(a, b) { … }` and `declare timeseries f(a) { … }` (bodies kept as raw text).
+//! * `from Users`, `from 'Users'`, `from @all_docs`, `from index 'Name'`, with an alias (`as u` or `u`).
+//! * `group by` paths, calls (`array(Lines[].Product)`), aliases.
+//! * `where`/`filter`: `= == != <> < <= > >=`, `between … and …`, `in (…)`, `all in (…)`, `and`/`or`/`not`
+//!   (precedence not > and > or), parentheses, `true`, and any method call (`search`, `boost`, `exists`,
+//!   `startsWith`, `spatial.within(…, spatial.circle(…))`, `moreLikeThis`, `vector.search`, …) with nested
+//!   predicates as arguments (`boost(Name = $p0, 2)`, `exact(A in ($p0))`, `intersect(A = 1, B = 2)`).
+//! * Field paths `a.b`, `Lines[].Product`, `Items[0]`, quoted segments (`'@metadata'.'@id'`).
+//! * `order by` paths or calls, `as string|long|double|alphaNumeric`, `asc|ascending|desc|descending`,
+//!   `nulls first|last`.
+//! * `load path [as] alias, …`.
+//! * `select [distinct]` `*`, a JavaScript object literal (raw text), or fields/calls/values with `as` aliases
+//!   (names or strings), `timeseries(from …)` (raw text).
+//! * `include` paths and calls (`counters(…)`, `timeseries(…)`, `cmpxchg(…)`, `highlight(…)`, `timings()`, …).
+//! * `limit n`, `limit skip, take`, `limit n offset m`, `offset m`, `filter_limit n` (integers or parameters).
+//! * `update { … }` (raw text).
+//!
+//! Not supported: the filtered `from Coll(expr)` form, graph queries (`with`, `match`), and parsing inside
+//! time-series bodies. Method names and arity are not checked here: that is for the query planner. A `not` may
+//! also begin an expression (RavenDB rejects `where not X`; Corvid accepts it).
+
+mod ast;
+mod error;
+mod lexer;
+mod parser;
+
+pub use ast::{
+    Arg, Call, CompareOp, DeclarationKind, DeclaredFunction, Expr, FieldPath, From, FromSource, GroupByItem, Ident, IncludeItem, JsBlock,
+    LoadItem, NullsOrder, OrderField, OrderingType, PathSegment, Projection, Query, Select, SelectExpr, SelectField, Span, Value,
+    ValueKind,
+};
+pub use error::ParseError;
+pub use parser::{parse, MAX_NESTING};
