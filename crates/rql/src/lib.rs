@@ -38,7 +38,7 @@ mod parser;
 
 pub use ast::{
     Arg, Call, CompareOp, DeclarationKind, DeclaredFunction, Expr, FieldPath, From, FromSource, GroupByItem, Ident, IncludeItem, JsBlock,
-    LoadItem, NullsOrder, OrderField, OrderingType, PathSegment, Projection, Query, Select, SelectExpr, SelectField, Span, Value,
+    LoadItem, NullsOrder, Operand, OrderField, OrderingType, PathSegment, Projection, Query, Select, SelectExpr, SelectField, Span, Value,
     ValueKind,
 };
 pub use error::ParseError;

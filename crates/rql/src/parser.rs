@@ -60,7 +60,30 @@ pub(crate) fn is_reserved_word(word: &str) -> bool {
 
 /// Parses one RQL query.
 pub fn parse(text: &str) -> Result<Query, ParseError> {
-    Parser::new(text).query()
+    // Each nesting level costs a few frames (up to ~30 KB in debug builds), so a query that may nest deeply
+    // is parsed on a thread whose stack is sized for MAX_NESTING levels; the caller's stack may be small.
+    if nesting_bound(text) <= SHALLOW_NESTING {
+        return Parser::new(text).query();
+    }
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new().name("rql-parse".into()).stack_size(DEEP_STACK_BYTES);
+        match worker.spawn_scoped(scope, || Parser::new(text).query()) {
+            Ok(handle) => handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(_) => Err(ParseError::new(text, 0, "Query is too complex: no thread available to parse it", Vec::new())),
+        }
+    })
+}
+
+/// Queries with at most this many `(` and `not` are parsed on the caller's stack.
+const SHALLOW_NESTING: usize = 24;
+const DEEP_STACK_BYTES: usize = 32 << 20;
+
+/// An upper bound on the nesting depth: every level needs a `(` or a `not`.
+fn nesting_bound(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let parens = bytes.iter().filter(|&&b| b == b'(').count();
+    let nots = bytes.windows(3).filter(|w| w.eq_ignore_ascii_case(b"not")).count();
+    parens + nots
 }
 
 struct Parser<'a> {
@@ -103,6 +126,7 @@ impl<'a> Parser<'a> {
 
     // ---- token access -------------------------------------------------------------------------------
 
+    #[inline(never)]
     fn peek_nth(&mut self, n: usize) -> Result<&Token, ParseError> {
         while self.lookahead.len() <= n {
             let t = self.lexer.next_token()?;
@@ -125,6 +149,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Records that `what` would have been accepted at the current token.
+    #[inline(never)]
     fn note(&mut self, what: impl Into<String>) -> Result<(), ParseError> {
         let at = self.peek()?.span.start;
         if at != self.expected_at {
@@ -138,6 +163,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    #[inline(never)]
     fn check_kw(&mut self, kw: &str) -> Result<bool, ParseError> {
         if is_kw(&self.peek()?.tok, kw) {
             return Ok(true);
@@ -161,6 +187,7 @@ impl<'a> Parser<'a> {
         Err(self.unexpected()?)
     }
 
+    #[inline(never)]
     fn eat(&mut self, tok: &Tok, display: &str) -> Result<Option<Token>, ParseError> {
         if &self.peek()?.tok == tok {
             return Ok(Some(self.bump()?));
@@ -176,22 +203,24 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(never)]
     fn describe(&self, token: &Token) -> String {
-        match &token.tok {
-            Tok::Eof => "end of query".to_string(),
-            _ => {
-                let raw = token.span.text(self.text());
-                let short: String = raw.chars().take(40).collect();
-                if short.len() < raw.len() {
-                    format!("'{short}…'")
-                } else {
-                    format!("'{short}'")
-                }
-            }
+        if token.tok == Tok::Eof {
+            return "end of query".to_string();
+        }
+        let raw = token.span.text(self.text());
+        let mut short: String = raw.chars().take(40).collect();
+        if short.len() < raw.len() {
+            short.push('…');
+        }
+        match token.tok {
+            Tok::Str(_) => format!("string {short}"),
+            _ => format!("'{short}'"),
         }
     }
 
     /// An "Expected … but got …" error at the current token.
+    #[inline(never)]
     fn unexpected(&mut self) -> Result<ParseError, ParseError> {
         let token = self.peek()?.clone();
         let expected = if self.expected_at == token.span.start { self.expected.clone() } else { Vec::new() };
@@ -201,6 +230,7 @@ impl<'a> Parser<'a> {
         Ok(ParseError::new(self.text(), token.span.start, message, expected))
     }
 
+    #[inline(never)]
     fn error_at(&self, pos: usize, message: impl Into<String>, expected: &[&str]) -> ParseError {
         ParseError::new(self.text(), pos, message, expected.iter().map(|s| s.to_string()).collect())
     }
@@ -309,6 +339,7 @@ impl<'a> Parser<'a> {
     }
 
     /// The error for a token left over after the query, with a hint when it is a misplaced clause.
+    #[inline(never)]
     fn trailing_error(&mut self) -> Result<ParseError, ParseError> {
         let mut err = self.unexpected()?;
         if let Tok::Ident(word) = self.peek_tok()? {
@@ -631,6 +662,7 @@ impl<'a> Parser<'a> {
     // ---- paths, calls, values -----------------------------------------------------------------------
 
     /// A path continuing after its first token (an identifier or a quoted name).
+    #[inline(never)]
     fn path_from(&mut self, first: Token) -> Result<FieldPath, ParseError> {
         let mut span = first.span;
         let mut segments = vec![match first.tok {
@@ -677,10 +709,7 @@ impl<'a> Parser<'a> {
                     segments.push(seg);
                     span = span.to(close.span);
                 }
-                _ => {
-                    self.note("'.'")?;
-                    return Ok(FieldPath { segments, span });
-                }
+                _ => return Ok(FieldPath { segments, span }),
             }
         }
     }
@@ -689,9 +718,24 @@ impl<'a> Parser<'a> {
     fn path_or_call(&mut self, first: Token) -> Result<Operand, ParseError> {
         let path = self.path_from(first)?;
         if self.peek()?.tok != Tok::LParen {
-            self.note("'('")?;
             return Ok(Operand::Field(path));
         }
+        let (name, name_span) = self.method_name(path)?;
+        self.bump()?;
+        let mut args = Vec::new();
+        let close = match self.eat(&Tok::RParen, ")")? {
+            Some(close) => close.span,
+            None => {
+                args = self.comma_list(Self::arg)?;
+                self.expect(&Tok::RParen, ")")?.span
+            }
+        };
+        Ok(Operand::Call(Call { name, name_span, args, span: name_span.to(close) }))
+    }
+
+    /// The dotted name of a call (`spatial.within`); quoted or indexed segments are not names.
+    #[inline(never)]
+    fn method_name(&self, path: FieldPath) -> Result<(String, Span), ParseError> {
         let mut names = Vec::new();
         for seg in &path.segments {
             match seg {
@@ -699,17 +743,7 @@ impl<'a> Parser<'a> {
                 _ => return Err(self.error_at(path.span.start, format!("'{path}' is not a valid method name"), &[])),
             }
         }
-        let name = names.join(".");
-        self.bump()?;
-        let mut args = Vec::new();
-        let close = match self.eat(&Tok::RParen, ")")? {
-            Some(close) => close,
-            None => {
-                args = self.comma_list(Self::arg)?;
-                self.expect(&Tok::RParen, ")")?
-            }
-        };
-        Ok(Operand::Call(Call { name, name_span: path.span, args, span: path.span.to(close.span) }))
+        Ok((names.join("."), path.span))
     }
 
     /// A field, call or (when `values`) literal, as in `group by`, `select`, `order by`, `include`.
@@ -738,6 +772,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(never)]
     fn value(&mut self) -> Result<Value, ParseError> {
         let t = self.peek()?.clone();
         let kind = match t.tok {
@@ -763,54 +798,86 @@ impl<'a> Parser<'a> {
         self.or_expr(None)
     }
 
+    // `a and b and c` folds to the left, so each operator deepens the tree by one: it counts toward
+    // MAX_NESTING like a nested expression (as in RavenDB, whose parser recurses on the right side), which
+    // bounds the depth of every tree later stages walk. An error ends the parse, so `depth` is restored only
+    // on success.
+
     fn or_expr(&mut self, first: Option<Expr>) -> Result<Expr, ParseError> {
+        let base = self.depth;
         let mut left = self.and_expr(first)?;
         while self.eat_kw("or")? {
+            self.enter()?;
             let right = self.and_expr(None)?;
             left = Expr::Or(Box::new(left), Box::new(right));
         }
+        self.depth = base;
         Ok(left)
     }
 
     fn and_expr(&mut self, first: Option<Expr>) -> Result<Expr, ParseError> {
+        let base = self.depth;
         let mut left = match first {
             Some(e) => e,
             None => self.unary()?,
         };
         while self.eat_kw("and")? {
+            self.enter()?;
             let right = self.unary()?;
             left = Expr::And(Box::new(left), Box::new(right));
         }
+        self.depth = base;
         Ok(left)
     }
 
+    // The functions on the recursion path (unary, or_expr, and_expr, not_expr, paren_expr, arg, path_or_call)
+    // keep their frames small, so that MAX_NESTING levels fit in a thread's stack even in debug builds; the
+    // work that does not recurse lives in `#[inline(never)]` helpers.
+
     fn unary(&mut self) -> Result<Expr, ParseError> {
         self.enter()?;
-        let result = self.unary_inner();
+        let result = match self.peek()?.tok {
+            Tok::LParen => self.paren_expr(),
+            Tok::Ident(ref w) if w.eq_ignore_ascii_case("not") => self.not_expr(),
+            _ => self.simple_term(),
+        };
         self.leave();
         result
     }
 
-    fn unary_inner(&mut self) -> Result<Expr, ParseError> {
-        if self.check_kw("not")? {
-            let start = self.bump()?.span.start;
-            let expr = self.unary()?;
-            let span = Span::new(start, expr.span().end);
-            return Ok(Expr::Not { expr: Box::new(expr), span });
-        }
+    fn not_expr(&mut self) -> Result<Expr, ParseError> {
+        let start = self.bump()?.span.start;
+        let expr = Box::new(self.unary()?);
+        let span = Span::new(start, expr.span().end);
+        Ok(Expr::Not { expr, span })
+    }
+
+    fn paren_expr(&mut self) -> Result<Expr, ParseError> {
+        self.bump()?;
+        let e = self.or_expr(None)?;
+        self.expect(&Tok::RParen, ")")?;
+        Ok(e)
+    }
+
+    /// `true`, a predicate or a boolean method.
+    #[inline(never)]
+    fn simple_term(&mut self) -> Result<Expr, ParseError> {
+        self.note("'not'")?;
         let t = self.peek()?.clone();
         match &t.tok {
-            Tok::LParen => {
-                self.bump()?;
-                let e = self.expr()?;
-                self.expect(&Tok::RParen, ")")?;
-                Ok(e)
-            }
             Tok::Ident(w) if w.eq_ignore_ascii_case("true") && !self.starts_predicate(1)? => {
                 self.bump()?;
                 Ok(Expr::True(t.span))
             }
-            Tok::Ident(_) | Tok::Str(_) => {
+            Tok::Ident(w) if !w.eq_ignore_ascii_case("and") && !w.eq_ignore_ascii_case("or") || self.starts_predicate(1)? => {
+                let first = self.bump()?;
+                let operand = self.path_or_call(first)?;
+                match self.predicate(operand, false)? {
+                    Some(e) => Ok(e),
+                    None => Err(self.unexpected()?),
+                }
+            }
+            Tok::Str(_) => {
                 let first = self.bump()?;
                 let operand = self.path_or_call(first)?;
                 match self.predicate(operand, false)? {
@@ -819,7 +886,7 @@ impl<'a> Parser<'a> {
                 }
             }
             _ => {
-                for w in ["'('", "'not'", "'true'", "field", "method call"] {
+                for w in ["'('", "'true'", "field", "method call"] {
                     self.note(w)?;
                 }
                 Err(self.unexpected()?)
@@ -835,6 +902,7 @@ impl<'a> Parser<'a> {
 
     /// The rest of a predicate after its left operand. A call with nothing after it is a boolean method;
     /// a field with nothing after it gives `None` (or an error unless `lenient`).
+    #[inline(never)]
     fn predicate(&mut self, left: Operand, lenient: bool) -> Result<Option<Expr>, ParseError> {
         let start = left.span().start;
         let t = self.peek()?.clone();
@@ -886,6 +954,7 @@ impl<'a> Parser<'a> {
         }
     }
 
+    #[inline(never)]
     fn comparison_rhs(&mut self) -> Result<Operand, ParseError> {
         let tok = self.peek_tok()?;
         if is_value_start(&tok) {
@@ -907,6 +976,7 @@ impl<'a> Parser<'a> {
         result
     }
 
+    #[inline(never)]
     fn arg_inner(&mut self) -> Result<Arg, ParseError> {
         let tok = self.peek_tok()?;
         let arg = match tok {
