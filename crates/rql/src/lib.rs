@@ -27,9 +27,35 @@
 //! * `limit n`, `limit skip, take`, `limit n offset m`, `offset m`, `filter_limit n` (integers or parameters).
 //! * `update { … }` (raw text).
 //!
-//! Not supported: the filtered `from Coll(expr)` form, graph queries (`with`, `match`), and parsing inside
-//! time-series bodies. Method names and arity are not checked here: that is for the query planner. A `not` may
-//! also begin an expression (RavenDB rejects `where not X`; Corvid accepts it).
+//! # Not supported, or different from RavenDB
+//!
+//! * The filtered `from Coll(expr)` form and graph queries (`with`, `match`) are rejected with a clear error.
+//! * Time-series bodies (`declare timeseries`, `select timeseries(from …)`) are kept as raw text, not parsed.
+//! * Method names and argument counts are not checked: that is the query planner's job. Method names keep
+//!   their spelling; compare them with [`Call::is`] (case-insensitive).
+//! * A `not` may begin an expression (RavenDB rejects `where not X`; Corvid accepts it).
+//! * Nesting is limited to [`MAX_NESTING`] levels ("Query is too complex"); each `and`/`or` in a chain counts as
+//!   a level, because the tree grows one level per operator.
+//! * The clause keywords `select where load group order include update offset limit scale filter_limit` cannot
+//!   be an unquoted alias, even after `as` (quote them: `as 'order'`).
+//! * JavaScript bodies are delimited by brace matching that skips strings, template literals and comments but
+//!   not regular-expression literals: a regex literal with an unbalanced brace or quote must be written with
+//!   `new RegExp('…')`.
+//!
+//! # Example
+//!
+//! ```
+//! use corvid_rql::{parse, Expr, FromSource};
+//!
+//! let query = parse("from 'Users' as u where u.Age > $p0 order by u.Name select u.Name limit 10").unwrap();
+//! assert!(matches!(query.from.source, FromSource::Collection { ref name, .. } if name == "Users"));
+//! assert!(matches!(query.where_clause, Some(Expr::Compare { .. })));
+//! assert_eq!(query.to_string(), "from 'Users' as u where u.Age > $p0 order by u.Name select u.Name limit 10");
+//!
+//! let error = parse("from Users select Name where Age > 3").unwrap_err();
+//! assert_eq!((error.line, error.column), (1, 24));
+//! assert!(error.message.contains("the 'where' clause must come before 'select'"));
+//! ```
 
 mod ast;
 mod error;

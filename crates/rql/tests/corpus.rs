@@ -149,6 +149,12 @@ pub const CORPUS: &[&str] = &[
     "from Orders where Name between 'a' and 'm'",
     "from Users where search(Name, 'a b') or boost(search(Bio, $p0), 2.5)",
     "from Users where lucene(Name, 'Jo*') and regex(Name, '^J.*$')",
+    // C# client forms: reserved-word aliases are quoted, generated aliases start with `_`.
+    "from 'Orders' as 'order' select { Employee : load(order.Employee), Company : order.Company }",
+    "from 'Orders' as _function select { Employee : load(_function.Employee), Company : _function.Company }",
+    "FROM Users as u WHERE Name = $p0 SELECT { FullName : u.Name+\" \"+u.LastName, FirstName : u.Name }",
+    "declare function output(__alias0) {\n\tvar order = __alias0;\n\tvar sum = order.Lines.map(function(l){return l.PricePerUnit*l.Quantity;}).reduce(function(a, b) { return a + b; }, 0);\n\treturn { Sum : sum };\n}\nfrom 'Orders' as __alias0 where __alias0.Company = $p0 select output(__alias0)",
+    "from 'Orders' as o load o.Company as __alias0 select output(o, __alias0)",
 ];
 
 #[test]
