@@ -28,6 +28,22 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
 RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are accepted;
 ones Corvid does not use are ignored with a log line.";
 
+/// Every setting name accepted from the environment (as `CORVID_<NAME>`) and as a flag.
+const SETTING_NAMES: &[&str] = &[
+    "url",
+    "data_dir",
+    "run_in_memory",
+    "max_concurrent_requests",
+    "max_body_bytes",
+    "database_load_timeout_ms",
+    "shutdown_timeout_ms",
+    "write_queue_capacity",
+    "map_size_bytes",
+    "log_requests",
+    "log",
+    "debug_slow_open",
+];
+
 pub enum Command {
     Serve(Box<Settings>),
     Help,
@@ -125,6 +141,9 @@ impl Settings {
     }
 
     pub fn from_args(args: &[String]) -> Result<Command, String> {
+        if args.iter().any(|a| a == "--help" || a == "-h") {
+            return Ok(Command::Help);
+        }
         let args: Vec<&str> = match args.first().map(String::as_str) {
             Some("serve") => args[1..].iter().map(String::as_str).collect(),
             Some("help" | "--help" | "-h") => return Ok(Command::Help),
@@ -150,9 +169,15 @@ impl Settings {
         for (key, value) in env {
             if let Some(name) = key.strip_prefix("CORVID_") {
                 let name = name.to_ascii_lowercase();
-                if name != "config" && name != "bin" {
-                    settings.apply(&name, value).map_err(|e| format!("{key}: {e}"))?;
+                if name == "config" {
+                    continue;
                 }
+                if !SETTING_NAMES.contains(&name.as_str()) {
+                    // Other tools use the prefix too (CORVID_BIN in our tests): note it, never refuse to start.
+                    settings.ignored.push(format!("{key} (not a Corvid setting)"));
+                    continue;
+                }
+                settings.apply(&name, value).map_err(|e| format!("{key}: {e}"))?;
             }
         }
         let mut i = 0;
@@ -241,6 +266,13 @@ mod tests {
         assert_eq!(s.parent_pid, Some(42));
         assert!(!s.config.log_requests);
         assert_eq!(s.ignored, ["--Setup.Mode=None"]);
+    }
+
+    #[test]
+    fn unknown_environment_names_are_ignored_not_fatal() {
+        let s = settings(&[], &[("CORVID_BIN", "/x"), ("CORVID_ARGS", "--y"), ("CORVID_MAX_BODY_BYTES", "5")]);
+        assert_eq!(s.config.max_body_bytes, 5);
+        assert_eq!(s.ignored.len(), 2);
     }
 
     #[test]

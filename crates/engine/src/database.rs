@@ -1,10 +1,12 @@
-//! A database: its storage, its writer, and the operations the server calls.
+//! A database: its storage, its writer, its indexes, and the operations the server calls.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger, WriteTxn};
 
+use crate::commit_watch::CommitWatch;
+use crate::indexing::IndexRegistry;
 use crate::EngineError;
 
 #[derive(Debug, Clone)]
@@ -24,14 +26,22 @@ pub struct Database {
     name: String,
     pub(crate) store: Arc<Store>,
     merger: TransactionMerger,
+    pub(crate) watch: Arc<CommitWatch>,
+    pub(crate) indexes: Arc<IndexRegistry>,
 }
 
 impl Database {
-    /// Opens (or creates) the database stored at `path` and starts its writer thread.
+    /// Opens (or creates) the database stored at `path`, starts its writer thread and its indexes.
     pub fn open(name: &str, path: &Path, options: &DatabaseOptions) -> Result<Database, EngineError> {
         let store = Arc::new(Store::open(path, &options.store)?);
-        let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, |_etag| {})?;
-        Ok(Database { name: name.to_owned(), store, merger })
+        let watch = Arc::new(CommitWatch::new(store.read()?.last_etag()?));
+        let on_commit = {
+            let watch = watch.clone();
+            move |etag| watch.publish(etag)
+        };
+        let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?;
+        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), watch.clone())?;
+        Ok(Database { name: name.to_owned(), store, merger, watch, indexes })
     }
 
     pub fn name(&self) -> &str {
@@ -71,8 +81,10 @@ impl Database {
         }
     }
 
-    /// Finishes queued writes and stops the writer. Reads keep working until the last handle is dropped.
+    /// Stops the indexes, finishes queued writes and stops the writer. Reads keep working until the last
+    /// handle is dropped.
     pub fn close(&self) {
+        self.indexes.stop_all();
         self.merger.stop();
     }
 }

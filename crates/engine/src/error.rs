@@ -17,6 +17,14 @@ pub enum EngineError {
     ShuttingDown { database: String },
     #[error("storage failure: {0}")]
     Storage(StorageError),
+    #[error("index '{0}' does not exist")]
+    IndexDoesNotExist(String),
+    #[error("{message}")]
+    InvalidQuery { message: String },
+    #[error("timed out: {0}")]
+    Timeout(String),
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 impl From<StorageError> for EngineError {

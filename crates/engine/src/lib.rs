@@ -2,11 +2,15 @@
 //! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
 
 mod batch;
+mod commit_watch;
 mod database;
 mod document;
 mod error;
 mod hilo;
 mod includes;
+mod index_info;
+pub mod indexing;
+mod query;
 mod reads;
 mod stats;
 mod wildcard;
@@ -16,5 +20,7 @@ pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
 pub use error::EngineError;
 pub use hilo::{HiloRange, HiloRequest};
+pub use index_info::IndexInfo;
+pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};
 pub use stats::{CollectionStats, DatabaseStats};

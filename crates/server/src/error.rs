@@ -27,6 +27,12 @@ pub enum ApiError {
     ServerTooBusy(String),
     #[error("There is no handler for {method} {path}")]
     RouteNotFound { method: String, path: String },
+    #[error("Index '{0}' does not exist")]
+    IndexDoesNotExist(String),
+    #[error("{0}")]
+    InvalidQuery(String),
+    #[error("{0}")]
+    Timeout(String),
     #[error("{0}")]
     Internal(String),
 }
@@ -57,6 +63,11 @@ impl ApiError {
             ApiError::RouteNotFound { .. } => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.RouteNotFoundException"),
             ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "Raven.Client.Exceptions.RequestTooLargeException"),
             ApiError::ServerTooBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.ServerTooBusyException"),
+            ApiError::IndexDoesNotExist(_) => {
+                (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException")
+            }
+            ApiError::InvalidQuery(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.InvalidQueryException"),
+            ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
         }
     }
@@ -69,7 +80,10 @@ impl From<EngineError> for ApiError {
             EngineError::BadRequest(m) => ApiError::BadRequest(m),
             EngineError::Concurrency { message } => ApiError::Concurrency(message),
             e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
-            e @ EngineError::Storage(_) => {
+            EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name),
+            EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
+            EngineError::Timeout(m) => ApiError::Timeout(m),
+            e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");
                 ApiError::Internal(e.to_string())
             }

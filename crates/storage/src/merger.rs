@@ -4,7 +4,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
@@ -35,6 +35,7 @@ pub struct MergerStats {
     commit_failures: AtomicU64,
     largest_batch: AtomicU64,
     commit_micros_total: AtomicU64,
+    fsyncs: AtomicU64,
     queued: AtomicU64,
     last_committed_etag: AtomicU64,
 }
@@ -42,9 +43,12 @@ pub struct MergerStats {
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MergerStatsSnapshot {
-    /// Durable commits (one fsync each).
+    /// LMDB commits (each flushes its data pages once).
     pub merger_commits: u64,
-    /// Commands acknowledged after a durable commit.
+    /// Disk flushes: two per fully durable commit (data pages, meta page), one per deferred commit, and one
+    /// when the queue runs dry after a deferred commit. Commands per flush is the merging factor.
+    pub merger_fsyncs: u64,
+    /// Commands acknowledged once durable.
     pub merged_commands: u64,
     /// Commands that failed alone (e.g. concurrency conflicts) and changed nothing.
     pub failed_commands: u64,
@@ -62,6 +66,7 @@ impl MergerStats {
         let micros = self.commit_micros_total.load(Ordering::Relaxed);
         MergerStatsSnapshot {
             merger_commits: commits,
+            merger_fsyncs: self.fsyncs.load(Ordering::Relaxed),
             merged_commands: self.merged_commands.load(Ordering::Relaxed),
             failed_commands: self.failed_commands.load(Ordering::Relaxed),
             panics: self.panics.load(Ordering::Relaxed),
@@ -170,7 +175,26 @@ impl Drop for TransactionMerger {
 fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats, on_commit: &dyn Fn(u64)) {
     let mut last_etag = store.last_etag_at_open;
     let mut preallocator = Preallocator::new(store);
-    while let Ok(first) = receiver.recv() {
+    // Committed and visible, but not yet known durable: answered after the next flush of the data file.
+    let mut unacknowledged: Vec<Pending> = Vec::new();
+    let mut unacknowledged_etag = last_etag;
+    loop {
+        let first = if unacknowledged.is_empty() {
+            match receiver.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            }
+        } else {
+            match receiver.try_recv() {
+                Ok(job) => job,
+                Err(TryRecvError::Empty) => {
+                    // Nothing to merge with: make the last commit durable now.
+                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
+                    continue;
+                }
+                Err(TryRecvError::Disconnected) => break,
+            }
+        };
         let mut jobs = vec![first];
         while jobs.len() < MAX_BATCH {
             match receiver.try_recv() {
@@ -180,24 +204,77 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
         }
         stats.queued.fetch_sub(jobs.len() as u64, Ordering::Relaxed);
         stats.largest_batch.fetch_max(jobs.len() as u64, Ordering::Relaxed);
-        if run_merged(store, &mut last_etag, jobs, stats) {
-            stats.last_committed_etag.store(last_etag, Ordering::Relaxed);
-            on_commit(last_etag);
+        // More writes already waiting: commit with one flush and answer after the next commit's flush.
+        // Otherwise commit fully durable (data and meta flushed) and answer at once.
+        let deferred = stats.queued.load(Ordering::Relaxed) > 0;
+        if let Err(e) = store.set_deferred_meta_sync(deferred) {
+            tracing::error!(error = %e, "cannot switch meta-page flushing; committing fully durable");
         }
-        // After the answers went out, so no waiting writer pays for it.
-        preallocator.top_up(store);
+        let deferred = deferred && store.env.get_flags().is_ok_and(|f| f & heed::EnvFlags::NO_META_SYNC.bits() != 0);
+        match run_merged(store, &mut last_etag, jobs, stats) {
+            Committed::Yes(done) => {
+                // This commit flushed the data file, which also made the previous commit's meta page durable.
+                // A fully durable commit flushes twice (data, then meta page).
+                stats.fsyncs.fetch_add(if deferred { 1 } else { 2 }, Ordering::Relaxed);
+                acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
+                if deferred {
+                    unacknowledged = done;
+                    unacknowledged_etag = last_etag;
+                } else {
+                    acknowledge(done, last_etag, None, stats);
+                }
+                on_commit(last_etag);
+            }
+            Committed::Nothing => {}
+        }
+        if unacknowledged.is_empty() {
+            preallocator.top_up(store);
+        }
+    }
+    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
+}
+
+fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, stats: &MergerStats) {
+    if pending.is_empty() {
+        return;
+    }
+    let result = store.env.force_sync().map_err(StorageError::from);
+    stats.fsyncs.fetch_add(1, Ordering::Relaxed);
+    if let Err(e) = &result {
+        tracing::error!(error = %e, "flushing committed writes to disk failed; they are reported as failed");
+        stats.commit_failures.fetch_add(1, Ordering::Relaxed);
+    }
+    acknowledge(std::mem::take(pending), etag, result.err().as_ref(), stats);
+}
+
+fn acknowledge(pending: Vec<Pending>, etag: u64, error: Option<&StorageError>, stats: &MergerStats) {
+    if pending.is_empty() {
+        return;
+    }
+    if error.is_none() {
+        stats.merged_commands.fetch_add(pending.len() as u64, Ordering::Relaxed);
+        stats.last_committed_etag.store(etag, Ordering::Relaxed);
+    }
+    for p in pending {
+        (p.finish)(error);
     }
 }
 
-/// Runs the jobs in one transaction; true when something was committed.
-fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &MergerStats) -> bool {
+enum Committed {
+    /// Committed (visible, flushed data pages); these answers wait for the meta page to be durable.
+    Yes(Vec<Pending>),
+    Nothing,
+}
+
+/// Runs the jobs in one transaction and commits it.
+fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &MergerStats) -> Committed {
     let durable_etag = *last_etag;
     let mut parent = match store.env.write_txn() {
         Ok(txn) => txn,
         Err(e) => {
             tracing::error!(error = %e, "cannot begin a write transaction; failing {} commands", jobs.len());
             stats.commit_failures.fetch_add(1, Ordering::Relaxed);
-            return false; // dropping the jobs answers each with a writer failure
+            return Committed::Nothing; // dropping the jobs answers each with a writer failure
         }
     };
     let mut done: Vec<Pending> = Vec::with_capacity(jobs.len());
@@ -241,18 +318,14 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
     }
     if done.is_empty() {
         parent.abort();
-        return false;
+        return Committed::Nothing;
     }
     let started = Instant::now();
     match parent.commit() {
         Ok(()) => {
             stats.commit_micros_total.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             stats.commits.fetch_add(1, Ordering::Relaxed);
-            stats.merged_commands.fetch_add(done.len() as u64, Ordering::Relaxed);
-            for pending in done {
-                (pending.finish)(None);
-            }
-            true
+            Committed::Yes(done)
         }
         Err(e) => {
             let error = StorageError::from(e);
@@ -262,7 +335,7 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
             for pending in done {
                 (pending.finish)(Some(&error));
             }
-            false
+            Committed::Nothing
         }
     }
 }

@@ -93,6 +93,59 @@ impl ReadTxn<'_> {
         Ok(())
     }
 
+    /// Documents of one collection (lower-cased name) with an etag greater than `after`, oldest first.
+    pub fn collection_documents_after_etag(
+        &self,
+        collection_lower: &str,
+        after: u64,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        let start = tables::collection_etag_key(collection_lower, after.saturating_add(1));
+        let end = tables::collection_etag_key(collection_lower, u64::MAX);
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
+        for entry in self.tables.collection_etags.range(&self.txn, &range)? {
+            let (_, key) = entry?;
+            let bytes = self.tables.docs.get(&self.txn, key)?.ok_or_else(|| {
+                StorageError::corrupted(
+                    tables::COLLECTION_ETAGS,
+                    format!("entry points to missing document {}", String::from_utf8_lossy(key)),
+                )
+            })?;
+            if !visit(DocumentRecord::decode(bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The highest etag of a live document in one collection (lower-cased name), or 0.
+    pub fn last_collection_etag(&self, collection_lower: &str) -> Result<u64, StorageError> {
+        let prefix = tables::collection_prefix(collection_lower);
+        match self.tables.collection_etags.rev_prefix_iter(&self.txn, &prefix)?.next() {
+            Some(entry) => {
+                let (key, _) = entry?;
+                Ok(decode_etag(&key[key.len() - 8..]).unwrap_or(0))
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Number of documents in one collection (lower-cased name).
+    pub fn count_collection(&self, collection_lower: &str) -> Result<u64, StorageError> {
+        let prefix = tables::collection_prefix(collection_lower);
+        let mut n = 0;
+        for entry in self.tables.collection_etags.prefix_iter(&self.txn, &prefix)? {
+            entry?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The highest tombstone etag, or 0.
+    pub fn last_tombstone_etag(&self) -> Result<u64, StorageError> {
+        Ok(self.tables.tombstones.last(&self.txn)?.and_then(|(k, _)| decode_etag(k)).unwrap_or(0))
+    }
+
     pub fn count_documents(&self) -> Result<u64, StorageError> {
         Ok(self.tables.docs.len(&self.txn)?)
     }

@@ -102,6 +102,18 @@ impl Store {
         Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables })
     }
 
+    /// With `deferred`, the next commit flushes its data pages but writes the meta page without a flush: the
+    /// merger must not acknowledge it before a later flush (see docs/decisions/0005-deferred-acknowledgement.md).
+    pub(crate) fn set_deferred_meta_sync(&self, deferred: bool) -> Result<(), StorageError> {
+        let mode = if deferred { heed::FlagSetMode::Enable } else { heed::FlagSetMode::Disable };
+        // SAFETY: only the merger thread calls this, between its transactions.
+        #[allow(unsafe_code)]
+        unsafe {
+            self.env.set_flags(heed::EnvFlags::NO_META_SYNC, mode)?
+        };
+        Ok(())
+    }
+
     pub(crate) fn page_size(&self) -> Result<u64, StorageError> {
         let rtxn = self.env.read_txn()?;
         Ok(u64::from(self.tables.meta.stat(&rtxn)?.page_size))

@@ -4,13 +4,15 @@ mod admin_databases;
 mod bulk_docs;
 mod docs;
 mod hilo;
+mod indexes;
+mod queries;
 mod server;
 mod stats;
 
 use axum::extract::Request;
 use axum::http::Method;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post, put};
+use axum::routing::{any, get, post, put};
 use axum::Router;
 
 use crate::error::ApiError;
@@ -30,9 +32,11 @@ pub fn router(state: AppState) -> Router {
         .route("/collections/stats", get(stats::collection_stats))
         .route("/configuration/client", get(server::client_configuration))
         .route("/operations/next-operation-id", get(server::next_operation_id))
-        .route("/indexes", get(stats::indexes))
-        .route("/indexes/stats", get(stats::indexes))
-        .route("/indexes/errors", get(stats::indexes));
+        .route("/queries", post(queries::post_query).get(queries::get_query))
+        .route("/indexes", any(indexes::indexes))
+        .route("/indexes/stats", get(indexes::index_stats))
+        .route("/indexes/errors", get(indexes::index_errors))
+        .route("/indexes/status", get(indexes::index_status));
     Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))

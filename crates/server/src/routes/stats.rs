@@ -32,12 +32,12 @@ fn size(bytes: u64) -> Value {
     json!({"SizeInBytes": bytes, "HumaneSize": humane(bytes)})
 }
 
-fn stats_json(stats: &DatabaseStats) -> Value {
+fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>) -> Value {
     json!({
-        "CountOfIndexes": 0, "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": 0,
+        "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": 0,
         "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
         "CountOfAttachments": 0, "CountOfUniqueAttachments": 0, "CountOfCounterEntries": 0, "CountOfTimeSeriesSegments": 0,
-        "Indexes": [],
+        "Indexes": indexes,
         "DatabaseChangeVector": if stats.last_database_etag > 0 { corvid_types::format_change_vector(stats.last_database_etag, &stats.database_id) } else { String::new() },
         "DatabaseId": stats.database_id, "Is64Bit": true, "Pager": "LMDB",
         "LastDocEtag": stats.last_doc_etag, "LastDatabaseEtag": stats.last_database_etag,
@@ -50,13 +50,15 @@ fn stats_json(stats: &DatabaseStats) -> Value {
 pub async fn database_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
-    Ok(json_value(StatusCode::OK, &stats_json(&stats)))
+    let indexes = super::indexes::stats_summaries(&state, &db).await?;
+    Ok(json_value(StatusCode::OK, &stats_json(&stats, indexes)))
 }
 
 pub async fn detailed_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
-    let mut body = stats_json(&stats);
+    let indexes = super::indexes::stats_summaries(&state, &db).await?;
+    let mut body = stats_json(&stats, indexes);
     body["CountOfIdentities"] = json!(stats.count_of_identities);
     body["CountOfCompareExchange"] = json!(0);
     body["CountOfCompareExchangeTombstones"] = json!(0);
@@ -71,12 +73,6 @@ pub async fn collection_stats(State(state): State<AppState>, Path(db): Path<Stri
         StatusCode::OK,
         &json!({"CountOfDocuments": stats.count_of_documents, "CountOfConflicts": 0, "Collections": collections}),
     ))
-}
-
-/// Index listings; Corvid has no indexes yet, so every list is empty (never an error).
-pub async fn indexes(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
-    state.landlord.database(&db).await?;
-    Ok(json_value(StatusCode::OK, &json!({"Results": []})))
 }
 
 /// Server metrics: requests, and the transaction merger of every open database. Opens nothing.

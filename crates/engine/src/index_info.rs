@@ -1,0 +1,90 @@
+//! What the stats endpoints show about indexes, and index management (delete, reset).
+
+use std::sync::atomic::Ordering;
+
+use corvid_types::id_key;
+
+use crate::indexing::{AutoIndexField, IndexingError};
+use crate::{Database, EngineError};
+
+#[derive(Debug, Clone)]
+pub struct IndexInfo {
+    pub name: String,
+    pub collection: String,
+    pub fields: Vec<AutoIndexField>,
+    pub is_stale: bool,
+    /// `Normal` or `Error`.
+    pub state: &'static str,
+    /// What the indexing worker is doing right now.
+    pub status: String,
+    pub entries: u64,
+    pub map_attempts: u64,
+    pub map_successes: u64,
+    pub map_errors: u64,
+    pub errors_count: u64,
+    pub created_at: i64,
+    pub last_indexing_time: i64,
+    pub last_query_time: i64,
+    pub processed_etag: u64,
+    pub collection_last_etag: u64,
+    pub size_on_disk: u64,
+}
+
+impl Database {
+    pub fn index_infos(&self) -> Result<Vec<IndexInfo>, EngineError> {
+        let snapshot = self.store.read()?;
+        let mut out = Vec::new();
+        for handle in self.indexes.all() {
+            let processed = handle.processed_etag.load(Ordering::Relaxed);
+            let collection_last_etag = if handle.definition.is_all_docs() {
+                snapshot.last_document_etag()?
+            } else {
+                snapshot.last_collection_etag(&id_key(&handle.definition.collection))?
+            };
+            out.push(IndexInfo {
+                name: handle.definition.name.clone(),
+                collection: handle.definition.collection.clone(),
+                fields: handle.definition.fields.clone(),
+                is_stale: self.is_stale(&snapshot, &handle, processed)?,
+                state: if handle.faulted.lock().is_some() { "Error" } else { "Normal" },
+                status: handle.status.lock().clone(),
+                entries: handle.index.entries_count(),
+                map_attempts: handle.counters.map_attempts.load(Ordering::Relaxed),
+                map_successes: handle.counters.map_successes.load(Ordering::Relaxed),
+                map_errors: handle.counters.map_errors.load(Ordering::Relaxed),
+                errors_count: handle.errors.lock().len() as u64,
+                created_at: handle.created_at,
+                last_indexing_time: handle.counters.last_indexing_time.load(Ordering::Relaxed),
+                last_query_time: handle.last_query_time.load(Ordering::Relaxed),
+                processed_etag: processed,
+                collection_last_etag,
+                size_on_disk: handle.index.size_on_disk(),
+            });
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(out)
+    }
+
+    /// Indexing errors per index (all indexes, or the one named).
+    pub fn index_errors(&self, name: Option<&str>) -> Result<Vec<(String, Vec<IndexingError>)>, EngineError> {
+        let handles = match name {
+            Some(n) => vec![self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.to_owned()))?],
+            None => self.indexes.all(),
+        };
+        Ok(handles.iter().map(|h| (h.definition.name.clone(), h.errors.lock().iter().cloned().collect())).collect())
+    }
+
+    pub fn index_exists(&self, name: &str) -> bool {
+        self.indexes.get(name).is_some()
+    }
+
+    /// Deletes an index; false when there is none by that name. Blocking (joins the worker).
+    pub fn delete_index(&self, name: &str) -> bool {
+        self.indexes.delete(name)
+    }
+
+    /// Rebuilds an index from the documents; false when there is none by that name. Blocking.
+    pub fn reset_index(&self, name: &str) -> Result<bool, EngineError> {
+        self.indexes.reset(name)
+    }
+}

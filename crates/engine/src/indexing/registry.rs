@@ -1,0 +1,256 @@
+//! The indexes of one database: their definitions on disk, their tantivy indexes, their worker threads.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::thread::JoinHandle;
+
+use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
+use corvid_storage::Store;
+use parking_lot::{Mutex, RwLock};
+
+use super::definition::{AutoIndexDefinition, AutoIndexField};
+use super::worker;
+use crate::commit_watch::CommitWatch;
+use crate::EngineError;
+
+const DEFINITION_FILE: &str = "definition.json";
+const MAX_KEPT_ERRORS: usize = 500;
+
+#[derive(Debug, Clone)]
+pub struct IndexingError {
+    pub document: String,
+    pub message: String,
+    pub at: i64,
+    pub action: String,
+}
+
+#[derive(Default)]
+pub struct IndexCounters {
+    pub map_attempts: AtomicU64,
+    pub map_successes: AtomicU64,
+    pub map_errors: AtomicU64,
+    pub batches: AtomicU64,
+    pub last_indexing_time: AtomicI64,
+}
+
+pub struct IndexHandle {
+    pub definition: AutoIndexDefinition,
+    pub dir: PathBuf,
+    pub index: DocumentIndex,
+    /// Every document and tombstone up to this etag is reflected in the index (in memory; the durable
+    /// value is the tantivy commit payload, which may lag while nothing relevant changes).
+    pub processed_etag: AtomicU64,
+    pub counters: IndexCounters,
+    pub errors: Mutex<VecDeque<IndexingError>>,
+    /// What the worker is doing now, for the stats endpoints.
+    pub status: Mutex<String>,
+    pub created_at: i64,
+    pub last_query_time: AtomicI64,
+    /// Set when a worker batch failed as a whole (not a single document).
+    pub faulted: Mutex<Option<String>>,
+    stop: AtomicBool,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl IndexHandle {
+    pub fn should_stop(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    pub fn record_error(&self, error: IndexingError) {
+        let mut errors = self.errors.lock();
+        if errors.len() >= MAX_KEPT_ERRORS {
+            errors.pop_front();
+        }
+        errors.push_back(error);
+    }
+
+    fn stop_and_join(&self, watch: &CommitWatch) {
+        self.stop.store(true, Ordering::Relaxed);
+        watch.wake_all();
+        if let Some(thread) = self.thread.lock().take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+pub struct IndexRegistry {
+    dir: PathBuf,
+    store: Arc<Store>,
+    watch: Arc<CommitWatch>,
+    indexes: RwLock<Vec<Arc<IndexHandle>>>,
+    /// Serialises creation so two queries needing the same new index create it once.
+    create_lock: Mutex<()>,
+}
+
+fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
+    IndexSpec { fields: definition.fields.iter().map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact }).collect() }
+}
+
+fn directory_name(name: &str) -> String {
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).take(80).collect();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{safe}-{:08x}", hash as u32)
+}
+
+impl IndexRegistry {
+    /// Opens every index found under `dir` and starts its worker. An index that cannot be opened is
+    /// rebuilt from the documents, never fatal to the database.
+    pub fn open(dir: &Path, store: Arc<Store>, watch: Arc<CommitWatch>) -> Result<Arc<IndexRegistry>, EngineError> {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        let registry =
+            Arc::new(IndexRegistry { dir: dir.to_owned(), store, watch, indexes: RwLock::new(Vec::new()), create_lock: Mutex::new(()) });
+        let entries = std::fs::read_dir(dir).map_err(|e| EngineError::Internal(format!("cannot list {}: {e}", dir.display())))?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(text) = std::fs::read_to_string(path.join(DEFINITION_FILE)) else { continue };
+            let definition: AutoIndexDefinition = match serde_json::from_str(&text) {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "unreadable index definition; skipping it");
+                    continue;
+                }
+            };
+            match registry.start(definition.clone(), &path) {
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(index = %definition.name, error = %e, "index could not be opened; rebuilding it");
+                    let _ = std::fs::remove_dir_all(&path);
+                    registry.start(definition, &path)?;
+                }
+            }
+        }
+        Ok(registry)
+    }
+
+    fn start(self: &Arc<Self>, definition: AutoIndexDefinition, dir: &Path) -> Result<Arc<IndexHandle>, EngineError> {
+        std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
+        std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
+        let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
+            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        let handle = Arc::new(IndexHandle {
+            processed_etag: AtomicU64::new(index.last_indexed_etag()),
+            definition,
+            dir: dir.to_owned(),
+            index,
+            counters: IndexCounters::default(),
+            errors: Mutex::new(VecDeque::new()),
+            status: Mutex::new("Starting".into()),
+            created_at: corvid_types::now_nanos(),
+            last_query_time: AtomicI64::new(0),
+            faulted: Mutex::new(None),
+            stop: AtomicBool::new(false),
+            thread: Mutex::new(None),
+        });
+        let weak: Weak<IndexRegistry> = Arc::downgrade(self);
+        let (h, store, watch) = (handle.clone(), self.store.clone(), self.watch.clone());
+        let thread = std::thread::Builder::new()
+            .name(format!("index:{}", handle.definition.name))
+            .spawn(move || worker::run(&h, &store, &watch, &weak))
+            .map_err(|e| EngineError::Internal(format!("cannot start indexing thread: {e}")))?;
+        *handle.thread.lock() = Some(thread);
+        self.indexes.write().push(handle.clone());
+        Ok(handle)
+    }
+
+    pub fn all(&self) -> Vec<Arc<IndexHandle>> {
+        self.indexes.read().clone()
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<IndexHandle>> {
+        self.indexes.read().iter().find(|h| h.definition.name.eq_ignore_ascii_case(name)).cloned()
+    }
+
+    /// An index that answers a query on `collection` needing `needed`: an existing one that covers it, or
+    /// a new one (extending the widest partial match, as RavenDB does). Returns the handle and whether it
+    /// was just created.
+    pub fn find_or_create(self: &Arc<Self>, collection: &str, needed: &[AutoIndexField]) -> Result<(Arc<IndexHandle>, bool), EngineError> {
+        if let Some(found) = self.find_covering(collection, needed) {
+            return Ok((found, false));
+        }
+        let _guard = self.create_lock.lock();
+        if let Some(found) = self.find_covering(collection, needed) {
+            return Ok((found, false));
+        }
+        let base = self
+            .all()
+            .into_iter()
+            .filter(|h| h.definition.collection.eq_ignore_ascii_case(collection))
+            .max_by_key(|h| h.definition.fields.len());
+        let definition = match base {
+            Some(base) => base.definition.extended_with(needed),
+            None => AutoIndexDefinition::new(collection, needed.to_vec()),
+        };
+        let dir = self.dir.join(directory_name(&definition.name));
+        let _ = std::fs::remove_dir_all(&dir);
+        tracing::info!(index = %definition.name, "creating automatic index");
+        Ok((self.start(definition, &dir)?, true))
+    }
+
+    fn find_covering(&self, collection: &str, needed: &[AutoIndexField]) -> Option<Arc<IndexHandle>> {
+        self.indexes
+            .read()
+            .iter()
+            .filter(|h| h.definition.covers(collection, needed))
+            .max_by_key(|h| (h.processed_etag.load(Ordering::Relaxed), h.definition.fields.len()))
+            .cloned()
+    }
+
+    /// Deletes an index and its files; false when it did not exist.
+    pub fn delete(&self, name: &str) -> bool {
+        let removed = {
+            let mut indexes = self.indexes.write();
+            let position = indexes.iter().position(|h| h.definition.name.eq_ignore_ascii_case(name));
+            position.map(|p| indexes.remove(p))
+        };
+        match removed {
+            Some(handle) => {
+                handle.stop_and_join(&self.watch);
+                if let Err(e) = std::fs::remove_dir_all(&handle.dir) {
+                    tracing::warn!(index = %handle.definition.name, error = %e, "could not remove index files");
+                }
+                tracing::info!(index = %handle.definition.name, "index deleted");
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Drops an index's data and rebuilds it from the documents.
+    pub fn reset(self: &Arc<Self>, name: &str) -> Result<bool, EngineError> {
+        let Some(handle) = self.get(name) else { return Ok(false) };
+        let definition = handle.definition.clone();
+        let dir = handle.dir.clone();
+        self.delete(name);
+        self.start(definition, &dir)?;
+        Ok(true)
+    }
+
+    /// Removes narrower automatic indexes of the same collection once `wider` has caught up.
+    pub fn retire_superseded(&self, wider: &AutoIndexDefinition) {
+        let narrower: Vec<String> = self
+            .all()
+            .iter()
+            .filter(|h| h.definition.name != wider.name && wider.covers(&h.definition.collection, &h.definition.fields))
+            .map(|h| h.definition.name.clone())
+            .collect();
+        for name in narrower {
+            tracing::info!(index = %name, replaced_by = %wider.name, "retiring superseded automatic index");
+            self.delete(&name);
+        }
+    }
+
+    /// Stops every worker (at database close).
+    pub fn stop_all(&self) {
+        for handle in self.all() {
+            handle.stop_and_join(&self.watch);
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! The indexing loop of one index: after each commit it reads the documents and tombstones newer than its
+//! last processed etag from a storage snapshot, maps them and commits them to tantivy with the last etag as
+//! the commit payload (so a restart resumes there).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Weak;
+use std::time::Duration;
+
+use corvid_index::MappedDocument;
+use corvid_storage::Store;
+use corvid_types::{id_key, now_nanos};
+
+use super::registry::{IndexHandle, IndexRegistry, IndexingError};
+use crate::commit_watch::CommitWatch;
+use crate::EngineError;
+
+/// Documents per tantivy commit; a commit costs fsyncs, so batches are large.
+const BATCH: usize = 8192;
+
+pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
+    let mut retired_narrower = false;
+    while !handle.should_stop() {
+        let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store)));
+        match outcome {
+            Ok(Ok(true)) => continue,
+            Ok(Ok(false)) => {
+                *handle.faulted.lock() = None;
+                if !retired_narrower {
+                    if let Some(registry) = registry.upgrade() {
+                        registry.retire_superseded(&handle.definition);
+                    }
+                    retired_narrower = true;
+                }
+                *handle.status.lock() = "Idle: caught up".into();
+                watch.wait_beyond(handle.processed_etag.load(Ordering::Relaxed), Duration::from_secs(1));
+            }
+            Ok(Err(e)) => {
+                tracing::error!(index = %handle.definition.name, error = %e, "indexing batch failed; retrying");
+                *handle.faulted.lock() = Some(e.to_string());
+                *handle.status.lock() = format!("Error: {e}");
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            Err(_) => {
+                tracing::error!(index = %handle.definition.name, "indexing batch panicked; retrying");
+                *handle.faulted.lock() = Some("the indexing batch panicked".into());
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        }
+    }
+    *handle.status.lock() = "Stopped".into();
+}
+
+/// Indexes one batch; false when there was nothing to do.
+fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
+    let from = handle.processed_etag.load(Ordering::Relaxed);
+    let snapshot = store.read()?;
+    let last_etag = snapshot.last_etag()?;
+    if last_etag <= from {
+        return Ok(false);
+    }
+    *handle.status.lock() = format!("Indexing documents after etag {from}");
+    let definition = &handle.definition;
+    let mut records = Vec::new();
+    let mut cut = last_etag;
+    let mut visit = |record: corvid_storage::DocumentRecord| {
+        let etag = record.etag;
+        records.push(record);
+        if records.len() >= BATCH {
+            cut = etag;
+            return false;
+        }
+        true
+    };
+    if definition.is_all_docs() {
+        snapshot.documents_after_etag(from, &mut visit)?;
+    } else {
+        snapshot.collection_documents_after_etag(&id_key(&definition.collection), from, &mut visit)?;
+    }
+    let mut deletes = Vec::new();
+    snapshot.tombstones_after_etag(from, |t| {
+        if t.etag > cut {
+            return false;
+        }
+        if definition.is_all_docs() || t.collection.eq_ignore_ascii_case(&definition.collection) {
+            deletes.push(id_key(&t.id));
+        }
+        true
+    })?;
+    drop(snapshot);
+    let mut upserts = Vec::with_capacity(records.len());
+    for record in records {
+        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
+        match serde_json::from_str(&record.body) {
+            Ok(body) => {
+                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
+                upserts.push(MappedDocument { key: id_key(&record.id), body });
+            }
+            Err(e) => {
+                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
+                handle.record_error(IndexingError { document: record.id, message: e.to_string(), at: now_nanos(), action: "Map".into() });
+            }
+        }
+    }
+    // A document deleted and then written again in this batch stays.
+    if !deletes.is_empty() && !upserts.is_empty() {
+        let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
+        deletes.retain(|d| !written.contains(d.as_str()));
+    }
+    if !upserts.is_empty() || !deletes.is_empty() {
+        handle.index.apply(&upserts, &deletes, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
+        handle.counters.batches.fetch_add(1, Ordering::Relaxed);
+        handle.counters.last_indexing_time.store(now_nanos(), Ordering::Relaxed);
+    }
+    handle.processed_etag.store(cut, Ordering::Relaxed);
+    Ok(true)
+}

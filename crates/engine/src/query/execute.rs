@@ -1,0 +1,245 @@
+//! Running a query plan against one storage snapshot (and, for indexed queries, one index searcher).
+
+use std::collections::HashSet;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use corvid_storage::{DocumentRecord, ReadTxn};
+use corvid_types::{format_date, id_key, now_nanos};
+use serde_json::{Map, Value};
+
+use super::planner::{plan, Plan, Source};
+use super::projection::{included_ids, project};
+use crate::reads::VersionHasher;
+use crate::{Database, EngineError};
+
+#[derive(Debug, Clone, Default)]
+pub struct QueryRequest {
+    pub query: String,
+    pub parameters: Map<String, Value>,
+    pub start: Option<usize>,
+    pub page_size: Option<usize>,
+    pub wait_for_non_stale: bool,
+    pub wait_timeout: Option<Duration>,
+    pub metadata_only: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct QueryResponse {
+    /// Wire JSON of each result (documents with `@metadata`, or projections).
+    pub results: Vec<String>,
+    pub includes: Vec<(String, String)>,
+    pub included_paths: Vec<String>,
+    pub total_results: u64,
+    pub skipped_results: u64,
+    pub index_name: String,
+    pub is_stale: bool,
+    pub index_timestamp: i64,
+    pub last_query_time: i64,
+    pub result_etag: u64,
+}
+
+const DEFAULT_WAIT: Duration = Duration::from_secs(15);
+
+impl Database {
+    pub fn query(&self, request: &QueryRequest) -> Result<QueryResponse, EngineError> {
+        let plan = plan(self, request)?;
+        let now = now_nanos();
+        let mut response = QueryResponse { last_query_time: now, index_timestamp: now, ..Default::default() };
+        response.included_paths = plan.includes.clone();
+        match &plan.source {
+            Source::Collection { name } | Source::AllDocs { name } => {
+                response.index_name = format!("collection/{name}");
+                let snapshot = self.store.read()?;
+                let records = self.scan_collection(&snapshot, &plan, &mut response)?;
+                self.finish(&snapshot, &plan, records, request, &mut response)?;
+            }
+            Source::Index { handle } => {
+                response.index_name = handle.definition.name.clone();
+                handle.last_query_time.store(now, Ordering::Relaxed);
+                if request.wait_for_non_stale {
+                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT));
+                }
+                let processed = handle.processed_etag.load(Ordering::Relaxed);
+                let snapshot = self.store.read()?;
+                response.is_stale = self.is_stale(&snapshot, handle, processed)?;
+                // No page is larger than the index itself (clients send "no limit" as the largest integer).
+                let take = plan.take.min(handle.index.entries_count() as usize);
+                let found = handle
+                    .index
+                    .search(&plan.filter, &plan.sort, plan.skip, take)
+                    .map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+                response.total_results = found.total as u64;
+                let mut records = Vec::with_capacity(found.keys.len());
+                for key in &found.keys {
+                    // A document deleted after the index saw it is left out until the index catches up.
+                    if let Some(record) = snapshot.document(key)? {
+                        records.push(record);
+                    }
+                }
+                let ts = handle.counters.last_indexing_time.load(Ordering::Relaxed);
+                response.index_timestamp = if ts > 0 { ts } else { handle.created_at };
+                let mut hasher = VersionHasher::new();
+                hasher.add(&processed.to_be_bytes());
+                response.result_etag = hasher.finish();
+                self.finish(&snapshot, &plan, records, request, &mut response)?;
+            }
+        }
+        Ok(response)
+    }
+
+    fn scan_collection(
+        &self,
+        snapshot: &ReadTxn<'_>,
+        plan: &Plan,
+        response: &mut QueryResponse,
+    ) -> Result<Vec<DocumentRecord>, EngineError> {
+        let all_docs = matches!(plan.source, Source::AllDocs { .. });
+        let collection = match &plan.source {
+            Source::Collection { name } => id_key(name),
+            _ => String::new(),
+        };
+        if let Some(ids) = &plan.ids {
+            let mut found = Vec::new();
+            let mut seen = HashSet::new();
+            for id in ids {
+                let key = id_key(id);
+                if !seen.insert(key.clone()) {
+                    continue;
+                }
+                if let Some(record) = snapshot.document(&key)? {
+                    if all_docs || id_key(&record.collection) == collection {
+                        found.push(record);
+                    }
+                }
+            }
+            response.total_results = found.len() as u64;
+            return Ok(found.into_iter().skip(plan.skip).take(plan.take).collect());
+        }
+        let mut out = Vec::new();
+        let mut skipped = 0;
+        let mut visit = |record: DocumentRecord| {
+            if skipped < plan.skip {
+                skipped += 1;
+                return true;
+            }
+            if out.len() >= plan.take {
+                return false;
+            }
+            out.push(record);
+            true
+        };
+        if all_docs {
+            snapshot.documents_after_etag(0, &mut visit)?;
+            response.total_results = snapshot.count_documents()?;
+        } else {
+            snapshot.collection_documents_after_etag(&collection, 0, &mut visit)?;
+            response.total_results = snapshot.count_collection(&collection)?;
+        }
+        response.result_etag = {
+            let mut hasher = VersionHasher::new();
+            hasher.add(&snapshot.last_etag()?.to_be_bytes());
+            hasher.finish()
+        };
+        Ok(out)
+    }
+
+    /// Builds results (documents or projections) and includes from the same snapshot.
+    fn finish(
+        &self,
+        snapshot: &ReadTxn<'_>,
+        plan: &Plan,
+        records: Vec<DocumentRecord>,
+        request: &QueryRequest,
+        response: &mut QueryResponse,
+    ) -> Result<(), EngineError> {
+        let mut hasher = VersionHasher::new();
+        hasher.add(&response.result_etag.to_be_bytes());
+        hasher.add(&response.total_results.to_be_bytes());
+        let mut include_ids = Vec::new();
+        for record in &records {
+            hasher.add(record.change_vector.as_bytes());
+            let needs_body = plan.projection.is_some() || !plan.includes.is_empty();
+            let body: Value = if needs_body {
+                serde_json::from_str(&record.body)
+                    .map_err(|e| EngineError::Internal(format!("stored document {} is not JSON: {e}", record.id)))?
+            } else {
+                Value::Null
+            };
+            if !plan.includes.is_empty() {
+                include_ids.extend(included_ids(&body, &plan.includes));
+            }
+            match &plan.projection {
+                None => response.results.push(record.to_json_string(request.metadata_only)),
+                Some(fields) => {
+                    let mut projected = project(&body, fields);
+                    let mut metadata = Map::new();
+                    metadata.insert("@id".into(), Value::String(record.id.clone()));
+                    metadata.insert("@projection".into(), Value::Bool(true));
+                    metadata.insert("@last-modified".into(), Value::String(format_date(record.last_modified)));
+                    metadata.insert("@change-vector".into(), Value::String(record.change_vector.clone()));
+                    metadata.insert("@collection".into(), Value::String(record.collection.clone()));
+                    projected.insert("@metadata".into(), Value::Object(metadata));
+                    response.results.push(Value::Object(projected).to_string());
+                }
+            }
+        }
+        let mut seen: HashSet<String> = records.iter().map(|r| id_key(&r.id)).collect();
+        for id in include_ids {
+            let key = id_key(&id);
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            if let Some(doc) = snapshot.document(&key)? {
+                hasher.add(doc.change_vector.as_bytes());
+                response.includes.push((doc.id.clone(), doc.to_json_string(false)));
+            }
+        }
+        // Kept within 2^53 so JavaScript clients read it exactly.
+        response.result_etag = hasher.finish() >> 11;
+        Ok(())
+    }
+
+    /// Waits until the index has processed every write committed when the query started.
+    fn wait_for_index(&self, handle: &crate::indexing::IndexHandle, timeout: Duration) {
+        let deadline = Instant::now() + timeout;
+        let cutoff = self.watch.current();
+        loop {
+            let processed = handle.processed_etag.load(Ordering::Relaxed);
+            if processed >= cutoff {
+                return;
+            }
+            if let Ok(snapshot) = self.store.read() {
+                if let Ok(false) = self.is_stale(&snapshot, handle, processed) {
+                    return;
+                }
+            }
+            if Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Whether documents or tombstones newer than `processed` exist for the index's collection.
+    pub(crate) fn is_stale(
+        &self,
+        snapshot: &ReadTxn<'_>,
+        handle: &crate::indexing::IndexHandle,
+        processed: u64,
+    ) -> Result<bool, EngineError> {
+        if handle.definition.is_all_docs() {
+            return Ok(snapshot.last_etag()? > processed);
+        }
+        let collection = id_key(&handle.definition.collection);
+        if snapshot.last_collection_etag(&collection)? > processed {
+            return Ok(true);
+        }
+        let mut stale = false;
+        snapshot.tombstones_after_etag(processed, |t| {
+            stale = t.collection.eq_ignore_ascii_case(&handle.definition.collection);
+            !stale
+        })?;
+        Ok(stale)
+    }
+}

@@ -1,0 +1,395 @@
+//! RQL -> plan: a collection scan (no filter and no sort, or only `id()` conditions) or a search on an
+//! automatic index that covers every field the query filters or sorts on (created or extended on demand).
+
+use std::sync::Arc;
+
+use corvid_index::{Filter, SortKey, SortKind, Value as IndexValue};
+use corvid_rql::{
+    Arg, Call, CompareOp, Expr, FieldPath, FromSource, IncludeItem, Operand, OrderingType, Projection, Query, SelectExpr, ValueKind,
+};
+use serde_json::Value as Json;
+
+use super::execute::QueryRequest;
+use super::projection::ProjectedField;
+use crate::indexing::{AutoIndexField, IndexHandle, ALL_DOCS};
+use crate::{Database, EngineError};
+
+pub(crate) enum Source {
+    Collection { name: String },
+    AllDocs { name: String },
+    Index { handle: Arc<IndexHandle> },
+}
+
+pub(crate) struct Plan {
+    pub source: Source,
+    pub filter: Filter,
+    pub sort: Vec<SortKey>,
+    pub skip: usize,
+    pub take: usize,
+    pub projection: Option<Vec<ProjectedField>>,
+    pub includes: Vec<String>,
+    /// For collection queries restricted by `id() = ...` / `id() in (...)`.
+    pub ids: Option<Vec<String>>,
+}
+
+fn invalid(message: impl Into<String>) -> EngineError {
+    EngineError::InvalidQuery { message: message.into() }
+}
+
+fn unsupported(what: &str, query: &str, span: corvid_rql::Span) -> EngineError {
+    invalid(format!("{what} is not supported yet (at position {}: '{}')", span.start, span.text(query)))
+}
+
+/// Translates the parsed query with its parameters; remembers the fields an index needs.
+struct Translator<'a> {
+    text: &'a str,
+    parameters: &'a serde_json::Map<String, Json>,
+    alias: Option<String>,
+    needed: Vec<AutoIndexField>,
+}
+
+impl Translator<'_> {
+    fn path(&self, path: &FieldPath) -> String {
+        let stripped = self.alias.as_deref().and_then(|a| path.strip_alias(a));
+        stripped.as_ref().unwrap_or(path).dotted()
+    }
+
+    fn need(&mut self, path: &str, search: bool, exact: bool) {
+        self.needed.push(AutoIndexField { path: path.to_owned(), search, exact });
+    }
+
+    fn parameter(&self, name: &str, span: corvid_rql::Span) -> Result<&Json, EngineError> {
+        self.parameters.get(name).ok_or_else(|| invalid(format!("Query parameter '{name}' was not provided (at position {})", span.start)))
+    }
+
+    fn json_value(json: &Json) -> Result<IndexValue, EngineError> {
+        Ok(match json {
+            Json::Null => IndexValue::Null,
+            Json::Bool(b) => IndexValue::Bool(*b),
+            Json::Number(n) => match n.as_i64() {
+                Some(i) => IndexValue::Long(i),
+                None => IndexValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Json::String(s) => IndexValue::String(s.clone()),
+            other => return Err(invalid(format!("a query value must be a string, number, boolean or null, not {other}"))),
+        })
+    }
+
+    /// One value; a parameter holding an array is expanded by `values`.
+    fn value(&self, value: &corvid_rql::Value) -> Result<IndexValue, EngineError> {
+        Ok(match &value.kind {
+            ValueKind::String(s) => IndexValue::String(s.clone()),
+            ValueKind::Long(n) => IndexValue::Long(*n),
+            ValueKind::Double(d) => IndexValue::Double(*d),
+            ValueKind::Bool(b) => IndexValue::Bool(*b),
+            ValueKind::Null => IndexValue::Null,
+            ValueKind::Parameter(name) => Self::json_value(self.parameter(name, value.span)?)?,
+        })
+    }
+
+    fn values(&self, values: &[corvid_rql::Value]) -> Result<Vec<IndexValue>, EngineError> {
+        let mut out = Vec::new();
+        for value in values {
+            match &value.kind {
+                ValueKind::Parameter(name) => match self.parameter(name, value.span)? {
+                    Json::Array(items) => {
+                        for item in items {
+                            out.push(Self::json_value(item)?);
+                        }
+                    }
+                    other => out.push(Self::json_value(other)?),
+                },
+                _ => out.push(self.value(value)?),
+            }
+        }
+        Ok(out)
+    }
+
+    fn string_arg(&self, arg: Option<&Arg>, what: &str, call: &Call) -> Result<String, EngineError> {
+        match arg.map(|a| match a {
+            Arg::Value(v) => self.value(v),
+            _ => Err(invalid("")),
+        }) {
+            Some(Ok(IndexValue::String(s))) => Ok(s),
+            Some(Ok(IndexValue::Long(n))) => Ok(n.to_string()),
+            Some(Ok(IndexValue::Double(d))) => Ok(d.to_string()),
+            _ => Err(invalid(format!("{}() needs {what} (at position {})", call.name, call.span.start))),
+        }
+    }
+
+    fn field_arg(&self, arg: Option<&Arg>, call: &Call) -> Result<String, EngineError> {
+        match arg.and_then(Arg::as_field) {
+            Some(path) => Ok(self.path(&path)),
+            None => Err(invalid(format!("{}() needs a field as its first argument (at position {})", call.name, call.span.start))),
+        }
+    }
+
+    fn operand_field(&self, operand: &Operand) -> Option<String> {
+        match operand {
+            Operand::Field(path) => Some(self.path(path)),
+            _ => None,
+        }
+    }
+
+    fn expr(&mut self, expr: &Expr, exact: bool) -> Result<Filter, EngineError> {
+        Ok(match expr {
+            Expr::True(_) => Filter::All,
+            Expr::And(a, b) => Filter::And(vec![self.expr(a, exact)?, self.expr(b, exact)?]),
+            Expr::Or(a, b) => Filter::Or(vec![self.expr(a, exact)?, self.expr(b, exact)?]),
+            Expr::Not { expr, .. } => Filter::Not(Box::new(self.expr(expr, exact)?)),
+            Expr::Compare { left, op, right, span } => {
+                let (field, value, op) = match (left, right) {
+                    (Operand::Field(_), Operand::Value(v)) => (self.operand_field(left), v, *op),
+                    (Operand::Value(v), Operand::Field(_)) => (self.operand_field(right), v, flip(*op)),
+                    _ => return Err(unsupported("This comparison", self.text, *span)),
+                };
+                let field = field.expect("matched a field operand");
+                self.need(&field, false, exact);
+                let value = self.value(value)?;
+                match op {
+                    CompareOp::Eq => Filter::Equal { field, value, exact },
+                    CompareOp::NotEq => Filter::Not(Box::new(Filter::Equal { field, value, exact })),
+                    CompareOp::Lt => Filter::Range { field, lower: None, upper: Some((value, false)) },
+                    CompareOp::Le => Filter::Range { field, lower: None, upper: Some((value, true)) },
+                    CompareOp::Gt => Filter::Range { field, lower: Some((value, false)), upper: None },
+                    CompareOp::Ge => Filter::Range { field, lower: Some((value, true)), upper: None },
+                }
+            }
+            Expr::Between { operand, low, high, span } => {
+                let field = self.operand_field(operand).ok_or_else(|| unsupported("'between' on this operand", self.text, *span))?;
+                self.need(&field, false, exact);
+                Filter::Range { field, lower: Some((self.value(low)?, true)), upper: Some((self.value(high)?, true)) }
+            }
+            Expr::In { operand, values, all, span } => {
+                let field = self.operand_field(operand).ok_or_else(|| unsupported("'in' on this operand", self.text, *span))?;
+                self.need(&field, false, exact);
+                Filter::In { field, values: self.values(values)?, all: *all, exact }
+            }
+            Expr::Method(call) => self.method(call, exact)?,
+        })
+    }
+
+    fn method(&mut self, call: &Call, exact: bool) -> Result<Filter, EngineError> {
+        let name = call.name.to_ascii_lowercase();
+        Ok(match name.as_str() {
+            "search" => {
+                let field = self.field_arg(call.args.first(), call)?;
+                let terms = self.string_arg(call.args.get(1), "the terms to search for", call)?;
+                let all = match call.args.get(2) {
+                    None => false,
+                    Some(Arg::Field(p)) if p.dotted().eq_ignore_ascii_case("and") => true,
+                    Some(Arg::Field(p)) if p.dotted().eq_ignore_ascii_case("or") => false,
+                    Some(other) => {
+                        return Err(invalid(format!("search() operator must be 'and' or 'or' (at position {})", other.span().start)))
+                    }
+                };
+                self.need(&field, true, false);
+                Filter::Search { field, terms, all }
+            }
+            "exists" => {
+                let field = self.field_arg(call.args.first(), call)?;
+                self.need(&field, false, false);
+                Filter::Exists { field }
+            }
+            "startswith" | "endswith" => {
+                let field = self.field_arg(call.args.first(), call)?;
+                let text = self.string_arg(call.args.get(1), "a string", call)?;
+                self.need(&field, false, exact);
+                if name == "startswith" {
+                    Filter::StartsWith { field, prefix: text, exact }
+                } else {
+                    Filter::EndsWith { field, suffix: text, exact }
+                }
+            }
+            "regex" => {
+                let field = self.field_arg(call.args.first(), call)?;
+                let pattern = self.string_arg(call.args.get(1), "a pattern", call)?;
+                self.need(&field, false, false);
+                Filter::Regex { field, pattern }
+            }
+            "exact" => match call.args.first() {
+                Some(Arg::Expr(inner)) => self.expr(inner, true)?,
+                Some(Arg::Call(inner)) => self.method(inner, true)?,
+                _ => return Err(invalid(format!("exact() needs a condition (at position {})", call.span.start))),
+            },
+            "boost" => {
+                let inner = match call.args.first() {
+                    Some(Arg::Expr(inner)) => self.expr(inner, exact)?,
+                    Some(Arg::Call(inner)) => self.method(inner, exact)?,
+                    _ => return Err(invalid(format!("boost() needs a condition (at position {})", call.span.start))),
+                };
+                let factor = match call.args.get(1) {
+                    Some(Arg::Value(v)) => match self.value(v)? {
+                        IndexValue::Long(n) => n as f32,
+                        IndexValue::Double(d) => d as f32,
+                        _ => return Err(invalid("boost() factor must be a number")),
+                    },
+                    _ => return Err(invalid("boost() needs a factor")),
+                };
+                Filter::Boost(Box::new(inner), factor)
+            }
+            _ => return Err(unsupported(&format!("The method {}()", call.name), self.text, call.span)),
+        })
+    }
+}
+
+fn flip(op: CompareOp) -> CompareOp {
+    match op {
+        CompareOp::Lt => CompareOp::Gt,
+        CompareOp::Le => CompareOp::Ge,
+        CompareOp::Gt => CompareOp::Lt,
+        CompareOp::Ge => CompareOp::Le,
+        other => other,
+    }
+}
+
+/// `id() = x`, `id() in (...)`, or several of them joined by `or`: the ids, else None.
+fn id_only(expr: &Expr, t: &Translator<'_>) -> Result<Option<Vec<String>>, EngineError> {
+    let is_id = |o: &Operand| matches!(o, Operand::Call(c) if c.is("id") && c.args.is_empty());
+    let as_strings = |values: Vec<IndexValue>| -> Vec<String> {
+        values
+            .into_iter()
+            .filter_map(|v| match v {
+                IndexValue::String(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    };
+    Ok(match expr {
+        Expr::Compare { left, op: CompareOp::Eq, right: Operand::Value(v), .. } if is_id(left) => Some(as_strings(vec![t.value(v)?])),
+        Expr::In { operand, values, all: false, .. } if is_id(operand) => Some(as_strings(t.values(values)?)),
+        Expr::Or(a, b) => match (id_only(a, t)?, id_only(b, t)?) {
+            (Some(mut x), Some(y)) => {
+                x.extend(y);
+                Some(x)
+            }
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+fn paging(value: Option<&corvid_rql::Value>, t: &Translator<'_>, what: &str) -> Result<Option<usize>, EngineError> {
+    let Some(value) = value else { return Ok(None) };
+    match t.value(value)? {
+        IndexValue::Long(n) if n >= 0 => Ok(Some(n as usize)),
+        _ => Err(invalid(format!("'{what}' must be a non-negative integer (at position {})", value.span.start))),
+    }
+}
+
+fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
+    if let Some(f) = query.declared_functions.first() {
+        return Err(unsupported("'declare function'", text, f.span));
+    }
+    if let Some(g) = query.group_by.first() {
+        return Err(unsupported("'group by'", text, g.span));
+    }
+    if let Some(l) = query.load.first() {
+        return Err(unsupported("'load'", text, l.span));
+    }
+    if let Some(f) = &query.filter {
+        return Err(unsupported("'filter'", text, f.span()));
+    }
+    if let Some(u) = &query.update {
+        return Err(unsupported("'update' in a query (use the patch-by-query endpoint)", text, u.span));
+    }
+    Ok(())
+}
+
+pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, EngineError> {
+    let text = request.query.as_str();
+    let query = corvid_rql::parse(text).map_err(|e| invalid(e.to_string()))?;
+    reject_unsupported(&query, text)?;
+    let mut t =
+        Translator { text, parameters: &request.parameters, alias: query.from.alias.as_ref().map(|a| a.name.clone()), needed: Vec::new() };
+
+    let skip = paging(query.offset.as_ref(), &t, "offset")?.or(request.start).unwrap_or(0);
+    let take = paging(query.limit.as_ref(), &t, "limit")?.or(request.page_size).unwrap_or(usize::MAX);
+
+    let projection = match &query.select {
+        None => None,
+        Some(select) if select.distinct => return Err(unsupported("'select distinct'", text, select.span)),
+        Some(select) => match &select.projection {
+            Projection::All => None,
+            Projection::Js(js) => return Err(unsupported("A JavaScript projection", text, js.span)),
+            Projection::Fields(fields) => {
+                let mut out = Vec::new();
+                for field in fields {
+                    match &field.expr {
+                        SelectExpr::Field(path) => {
+                            let path = t.path(path);
+                            let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.clone());
+                            out.push(ProjectedField { path, alias });
+                        }
+                        _ => return Err(unsupported("This projection", text, field.span)),
+                    }
+                }
+                Some(out)
+            }
+        },
+    };
+
+    let mut includes = Vec::new();
+    for item in &query.include {
+        match item {
+            IncludeItem::Path(path) => includes.push(t.path(path)),
+            IncludeItem::Call(call) => return Err(unsupported(&format!("include {}()", call.name), text, call.span)),
+        }
+    }
+
+    let (collection, all_docs) = match &query.from.source {
+        FromSource::Collection { name, .. } => (name.clone(), false),
+        FromSource::AllDocs { .. } => (ALL_DOCS.to_owned(), true),
+        FromSource::Index { name, .. } => {
+            let handle = db.indexes.get(name).ok_or_else(|| EngineError::IndexDoesNotExist(name.clone()))?;
+            let filter = match &query.where_clause {
+                Some(w) => t.expr(w, false)?,
+                None => Filter::All,
+            };
+            let sort = order_by(&query, &mut t)?;
+            return Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None });
+        }
+    };
+
+    let ids = match &query.where_clause {
+        Some(w) => id_only(w, &t)?,
+        None => None,
+    };
+    let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
+    if filterless && query.order_by.is_empty() {
+        let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
+        return Ok(Plan { source, filter: Filter::All, sort: Vec::new(), skip, take, projection, includes, ids });
+    }
+    let filter = match &query.where_clause {
+        Some(w) => t.expr(w, false)?,
+        None => Filter::All,
+    };
+    let sort = order_by(&query, &mut t)?;
+    let (handle, _created) = db.indexes.find_or_create(&collection, &t.needed)?;
+    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None })
+}
+
+fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, EngineError> {
+    let mut sort = Vec::new();
+    for field in &query.order_by {
+        match &field.expr {
+            Operand::Field(path) => {
+                let path = t.path(path);
+                t.need(&path, false, false);
+                let kind = match field.ordering {
+                    None | Some(OrderingType::String) => SortKind::String,
+                    Some(OrderingType::Long) => SortKind::Long,
+                    Some(OrderingType::Double) => SortKind::Double,
+                    Some(OrderingType::AlphaNumeric) => SortKind::AlphaNumeric,
+                };
+                sort.push(SortKey { field: path, kind, descending: field.descending });
+            }
+            Operand::Call(call) if call.is("score") => {
+                sort.push(SortKey { field: String::new(), kind: SortKind::Score, descending: field.descending })
+            }
+            Operand::Call(call) => return Err(unsupported(&format!("order by {}()", call.name), t.text, call.span)),
+            Operand::Value(v) => return Err(unsupported("order by a constant", t.text, v.span)),
+        }
+    }
+    Ok(sort)
+}

@@ -1,0 +1,152 @@
+//! `/databases/{db}/indexes` and friends: listing, statistics, errors, delete and `RESET` of indexes.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{Method, StatusCode};
+use axum::response::Response;
+use corvid_engine::IndexInfo;
+use corvid_types::format_date;
+use serde_json::{json, Map, Value};
+
+use crate::error::{ApiError, ApiResult};
+use crate::query::QueryParams;
+use crate::responses::{blocking, json_value, no_content};
+use crate::state::AppState;
+
+fn date_or_null(nanos: i64) -> Value {
+    if nanos > 0 {
+        Value::String(format_date(nanos))
+    } else {
+        Value::Null
+    }
+}
+
+/// The IndexDefinition shape the clients parse strictly (protocol.md 8.2).
+pub fn definition_json(info: &IndexInfo) -> Value {
+    let fields: Vec<String> = info.fields.iter().map(|f| f.path.clone()).collect();
+    json!({
+        "Name": info.name, "Priority": "Normal", "State": info.state, "LockMode": "Unlock",
+        "AdditionalSources": {}, "AdditionalAssemblies": [],
+        "Maps": [format!("from doc in docs.{} select new {{ {} }}", info.collection, fields.join(", "))],
+        "Fields": {}, "Reduce": null, "Configuration": {}, "OutputReduceToCollection": null, "ReduceOutputIndex": null,
+        "PatternForOutputReduceToCollectionReferences": null, "PatternReferencesCollectionName": null,
+        "Type": "AutoMap", "SourceType": "Documents", "DeploymentMode": null
+    })
+}
+
+pub fn stats_json(info: &IndexInfo) -> Value {
+    let mut collections = Map::new();
+    collections.insert(
+        info.collection.clone(),
+        json!({"LastProcessedDocumentEtag": info.processed_etag, "LastProcessedTombstoneEtag": info.processed_etag,
+               "DocumentLag": info.collection_last_etag.saturating_sub(info.processed_etag), "TombstoneLag": 0}),
+    );
+    json!({
+        "Name": info.name, "MapAttempts": info.map_attempts, "MapSuccesses": info.map_successes, "MapErrors": info.map_errors,
+        "MapReferenceAttempts": 0, "MapReferenceSuccesses": 0, "MapReferenceErrors": 0,
+        "ReduceAttempts": null, "ReduceSuccesses": null, "ReduceErrors": null, "ReduceOutputCollection": null,
+        "ReduceOutputReferencePattern": null, "PatternReferencesCollectionName": null,
+        "MappedPerSecondRate": 0.0, "ReducedPerSecondRate": 0.0, "MaxNumberOfOutputsPerDocument": 1,
+        "Collections": collections, "LastQueryingTime": date_or_null(info.last_query_time), "State": info.state,
+        "Priority": "Normal", "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
+        "IsStale": info.is_stale, "LockMode": "Unlock", "Type": "AutoMap", "Status": "Running",
+        "EntriesCount": info.entries, "ErrorsCount": info.errors_count, "SourceType": "Documents",
+        "IsInvalidIndex": false, "WorkerStatus": info.status, "SizeOnDisk": info.size_on_disk
+    })
+}
+
+/// The entry of `/stats` `Indexes[]`.
+pub fn summary_json(info: &IndexInfo) -> Value {
+    json!({"Name": info.name, "IsStale": info.is_stale, "State": info.state, "LockMode": "Unlock", "Priority": "Normal",
+           "Type": "AutoMap", "SourceType": "Documents", "LastIndexingTime": date_or_null(info.last_indexing_time)})
+}
+
+async fn infos(state: &AppState, db: &str) -> ApiResult<Vec<IndexInfo>> {
+    let database = state.landlord.database(db).await?;
+    blocking(move || Ok(database.index_infos()?)).await
+}
+
+/// GET lists definitions, DELETE removes one, and the custom `RESET` verb rebuilds one.
+pub async fn indexes(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    method: Method,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    match method.as_str() {
+        "GET" => {
+            let all = infos(&state, &db).await?;
+            if let Some(name) = query.get_non_empty("name") {
+                let Some(info) = all.iter().find(|i| i.name.eq_ignore_ascii_case(name)) else {
+                    return Err(ApiError::IndexDoesNotExist(name.to_owned()));
+                };
+                return Ok(json_value(StatusCode::OK, &json!({"Results": [definition_json(info)]})));
+            }
+            let start = query.get_usize("start", 0);
+            let page = query.get_usize("pageSize", usize::MAX);
+            let page: Vec<&IndexInfo> = all.iter().skip(start).take(page).collect();
+            let results: Vec<Value> = if query.get_bool("namesOnly") {
+                page.iter().map(|i| json!(i.name)).collect()
+            } else {
+                page.iter().map(|i| definition_json(i)).collect()
+            };
+            Ok(json_value(StatusCode::OK, &json!({ "Results": results })))
+        }
+        "DELETE" | "RESET" => {
+            let name = query.get_non_empty("name").ok_or_else(|| ApiError::BadRequest("'name' is required".into()))?.to_owned();
+            let database = state.landlord.database(&db).await?;
+            let reset = method.as_str() == "RESET";
+            let found = blocking(move || if reset { Ok(database.reset_index(&name)?) } else { Ok(database.delete_index(&name)) }).await?;
+            if !found {
+                let name = query.get("name").unwrap_or_default().to_owned();
+                return Err(ApiError::IndexDoesNotExist(name));
+            }
+            Ok(no_content())
+        }
+        other => Err(ApiError::RouteNotFound { method: other.to_owned(), path: format!("/databases/{db}/indexes") }),
+    }
+}
+
+pub async fn index_stats(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let all = infos(&state, &db).await?;
+    let selected: Vec<&IndexInfo> = match query.get_non_empty("name") {
+        Some(name) => {
+            let found: Vec<&IndexInfo> = all.iter().filter(|i| i.name.eq_ignore_ascii_case(name)).collect();
+            if found.is_empty() {
+                return Err(ApiError::IndexDoesNotExist(name.to_owned()));
+            }
+            found
+        }
+        None => all.iter().collect(),
+    };
+    Ok(json_value(StatusCode::OK, &json!({"Results": selected.iter().map(|i| stats_json(i)).collect::<Vec<_>>()})))
+}
+
+pub async fn index_errors(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let name = query.get_non_empty("name").map(str::to_owned);
+    let database = state.landlord.database(&db).await?;
+    let errors = blocking(move || Ok(database.index_errors(name.as_deref())?)).await?;
+    let results: Vec<Value> = errors
+        .into_iter()
+        .map(|(name, errors)| {
+            let errors: Vec<Value> = errors
+                .into_iter()
+                .map(|e| json!({"Error": e.message, "Timestamp": format_date(e.at), "Document": e.document, "Action": e.action}))
+                .collect();
+            json!({"Name": name, "Errors": errors})
+        })
+        .collect();
+    Ok(json_value(StatusCode::OK, &json!({ "Results": results })))
+}
+
+pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
+    let all = infos(&state, &db).await?;
+    let indexes: Vec<Value> = all.iter().map(|i| json!({"Name": i.name, "Status": "Running"})).collect();
+    Ok(json_value(StatusCode::OK, &json!({"Status": "Running", "Indexes": indexes})))
+}
+
+pub async fn stats_summaries(state: &AppState, db: &str) -> ApiResult<Vec<Value>> {
+    Ok(infos(state, db).await?.iter().map(summary_json).collect())
+}

@@ -1,0 +1,160 @@
+//! `/databases/{db}/queries`: RQL queries (POST with an IndexQuery body, or GET with the query string).
+
+use std::time::{Duration, Instant};
+
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use corvid_engine::{QueryRequest, QueryResponse};
+use corvid_storage::push_json_string;
+use corvid_types::{format_date, NODE_TAG};
+use serde_json::{Map, Value};
+
+use crate::body::{parse_json, read_body};
+use crate::error::{ApiError, ApiResult};
+use crate::query::QueryParams;
+use crate::responses::{blocking, header_tag, json};
+use crate::state::AppState;
+
+/// Parses a .NET TimeSpan (`[d.]hh:mm:ss[.fffffff]`), as clients send timeouts.
+pub fn parse_timespan(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let (days, rest) = match text.split_once('.') {
+        Some((d, r)) if !d.contains(':') => (d.parse::<u64>().ok()?, r),
+        _ => (0, text),
+    };
+    let mut parts = rest.split(':');
+    let hours: u64 = parts.next()?.parse().ok()?;
+    let minutes: u64 = parts.next()?.parse().ok()?;
+    let seconds: f64 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some(Duration::from_secs(days * 86_400 + hours * 3_600 + minutes * 60) + Duration::from_secs_f64(seconds))
+}
+
+fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRequest> {
+    let text = body
+        .get("Query")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ApiError::BadRequest("The query body must have a 'Query' string".into()))?;
+    let parameters = match body.get("QueryParameters") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(map)) => map.clone(),
+        Some(_) => return Err(ApiError::BadRequest("QueryParameters must be an object".into())),
+    };
+    let usize_field = |name: &str| body.get(name).and_then(Value::as_u64).map(|v| v as usize);
+    Ok(QueryRequest {
+        query: text.to_owned(),
+        parameters,
+        start: usize_field("Start"),
+        page_size: usize_field("PageSize"),
+        wait_for_non_stale: body.get("WaitForNonStaleResults").and_then(Value::as_bool).unwrap_or(false),
+        wait_timeout: body.get("WaitForNonStaleResultsTimeout").and_then(Value::as_str).and_then(parse_timespan),
+        metadata_only: query.get_bool("metadataOnly"),
+    })
+}
+
+fn request_from_query_string(query: &QueryParams) -> ApiResult<QueryRequest> {
+    let text = query.get_non_empty("query").ok_or_else(|| ApiError::BadRequest("Query string parameter 'query' is required".into()))?;
+    let parameters = match query.get_non_empty("parameters") {
+        Some(p) => match serde_json::from_str(p) {
+            Ok(Value::Object(map)) => map,
+            _ => return Err(ApiError::BadRequest("'parameters' must be a JSON object".into())),
+        },
+        None => Map::new(),
+    };
+    Ok(QueryRequest {
+        query: text.to_owned(),
+        parameters,
+        start: query.get_u64("start").map(|v| v as usize),
+        page_size: query.get_u64("pageSize").map(|v| v as usize),
+        wait_for_non_stale: query.get_bool("waitForNonStaleResults"),
+        wait_timeout: query.get_u64("waitForNonStaleResultsTimeoutInMs").map(Duration::from_millis),
+        metadata_only: query.get_bool("metadataOnly"),
+    })
+}
+
+pub async fn post_query(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
+    let request = request_from_body(&parse_json(&bytes)?, &query)?;
+    run(state, db, headers, request).await
+}
+
+pub async fn get_query(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let request = request_from_query_string(&query)?;
+    run(state, db, headers, request).await
+}
+
+async fn run(state: AppState, db: String, headers: HeaderMap, request: QueryRequest) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let started = Instant::now();
+    // Queries may create an index, wait for indexing, or scan: never on the async workers.
+    let result = blocking(move || Ok(database.query(&request)?)).await?;
+    if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == result.result_etag.to_string()) {
+        return Ok(StatusCode::NOT_MODIFIED.into_response());
+    }
+    let mut response = json(StatusCode::OK, response_json(&result, started.elapsed().as_millis()));
+    if let Ok(v) = HeaderValue::from_str(&result.result_etag.to_string()) {
+        response.headers_mut().insert("ETag", v);
+    }
+    Ok(response)
+}
+
+fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
+    let mut out = String::with_capacity(256 + result.results.iter().map(String::len).sum::<usize>());
+    out.push_str(&format!(
+        "{{\"TotalResults\":{},\"LongTotalResults\":{},\"SkippedResults\":{},\"DurationInMs\":{duration_ms},\"IncludedPaths\":",
+        result.total_results, result.total_results, result.skipped_results
+    ));
+    out.push_str(&Value::from(result.included_paths.clone()).to_string());
+    out.push_str(",\"IndexName\":");
+    push_json_string(&mut out, &result.index_name);
+    out.push_str(",\"Results\":[");
+    out.push_str(&result.results.join(","));
+    out.push_str("],\"Includes\":{");
+    for (i, (id, doc)) in result.includes.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_json_string(&mut out, id);
+        out.push(':');
+        out.push_str(doc);
+    }
+    out.push_str(&format!(
+        "}},\"IndexTimestamp\":\"{}\",\"LastQueryTime\":\"{}\",\"IsStale\":{},\"ResultEtag\":{},\"NodeTag\":\"{NODE_TAG}\"}}",
+        format_date(result.index_timestamp),
+        format_date(result.last_query_time),
+        result.is_stale,
+        result.result_etag
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timespans() {
+        assert_eq!(parse_timespan("00:00:15"), Some(Duration::from_secs(15)));
+        assert_eq!(parse_timespan("0:00:05"), Some(Duration::from_secs(5)));
+        assert_eq!(parse_timespan("1.02:00:00"), Some(Duration::from_secs(93_600)));
+        assert_eq!(parse_timespan("00:00:01.5000000"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_timespan("soon"), None);
+    }
+}
