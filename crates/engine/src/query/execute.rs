@@ -57,7 +57,9 @@ impl Database {
             Source::Index { handle } => {
                 response.index_name = handle.definition.name.clone();
                 handle.last_query_time.store(now, Ordering::Relaxed);
-                if request.wait_for_non_stale {
+                // A query that had to create its index waits for it, as RavenDB does, so the first query
+                // of a kind does not answer from an empty index.
+                if request.wait_for_non_stale || plan.created_index {
                     self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT));
                 }
                 let processed = handle.processed_etag.load(Ordering::Relaxed);

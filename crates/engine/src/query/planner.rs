@@ -30,6 +30,8 @@ pub(crate) struct Plan {
     pub includes: Vec<String>,
     /// For collection queries restricted by `id() = ...` / `id() in (...)`.
     pub ids: Option<Vec<String>>,
+    /// The query created (or extended into) a new automatic index: like RavenDB, it waits for it.
+    pub created_index: bool,
 }
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -347,7 +349,17 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 None => Filter::All,
             };
             let sort = order_by(&query, &mut t)?;
-            return Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None });
+            return Ok(Plan {
+                source: Source::Index { handle },
+                filter,
+                sort,
+                skip,
+                take,
+                projection,
+                includes,
+                ids: None,
+                created_index: false,
+            });
         }
     };
 
@@ -358,15 +370,15 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
     if filterless && query.order_by.is_empty() {
         let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
-        return Ok(Plan { source, filter: Filter::All, sort: Vec::new(), skip, take, projection, includes, ids });
+        return Ok(Plan { source, filter: Filter::All, sort: Vec::new(), skip, take, projection, includes, ids, created_index: false });
     }
     let filter = match &query.where_clause {
         Some(w) => t.expr(w, false)?,
         None => Filter::All,
     };
     let sort = order_by(&query, &mut t)?;
-    let (handle, _created) = db.indexes.find_or_create(&collection, &t.needed)?;
-    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None })
+    let (handle, created_index) = db.indexes.find_or_create(&collection, &t.needed)?;
+    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None, created_index })
 }
 
 fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, EngineError> {
