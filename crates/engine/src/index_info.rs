@@ -74,6 +74,19 @@ impl Database {
         Ok(handles.iter().map(|h| (h.definition.name.clone(), h.errors.lock().iter().cloned().collect())).collect())
     }
 
+    /// Forgets the recorded indexing errors of the named indexes (all when `names` is empty).
+    pub fn clear_index_errors(&self, names: &[String]) -> Result<(), EngineError> {
+        let handles = if names.is_empty() {
+            self.indexes.all()
+        } else {
+            names.iter().map(|n| self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.clone()))).collect::<Result<_, _>>()?
+        };
+        for handle in handles {
+            handle.errors.lock().clear();
+        }
+        Ok(())
+    }
+
     pub fn index_exists(&self, name: &str) -> bool {
         self.indexes.get(name).is_some()
     }

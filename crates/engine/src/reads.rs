@@ -58,8 +58,14 @@ impl Database {
         let mut hasher = VersionHasher::new();
         let mut result = LoadResult::default();
         let mut found = Vec::new();
+        // Like RavenDB, a repeated id is answered once; an empty id (a client's null) finds nothing.
+        let mut asked = HashSet::new();
         for id in ids {
-            let record = snapshot.document(&id_key(id))?;
+            let key = id_key(id);
+            if ids.len() > 1 && !asked.insert(key.clone()) {
+                continue;
+            }
+            let record = snapshot.document(&key)?;
             match &record {
                 Some(r) => {
                     hasher.add(r.change_vector.as_bytes());

@@ -51,6 +51,10 @@ impl WriteTxn<'_> {
 
     /// The current version of the document whose lower-cased id is `key`.
     pub fn document(&self, key: &str) -> Result<Option<DocumentRecord>, StorageError> {
+        // LMDB refuses empty and oversized keys; no document can have one.
+        if key.is_empty() || key.len() > 1024 {
+            return Ok(None);
+        }
         match self.tables.docs.get(&self.txn, key.as_bytes())? {
             Some(bytes) => Ok(Some(DocumentRecord::decode(bytes)?)),
             None => Ok(None),

@@ -141,6 +141,14 @@ pub async fn index_errors(State(state): State<AppState>, Path(db): Path<String>,
     Ok(json_value(StatusCode::OK, &json!({ "Results": results })))
 }
 
+pub async fn clear_index_errors(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let names = query.get_all("name").into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>();
+    let database = state.landlord.database(&db).await?;
+    blocking(move || Ok(database.clear_index_errors(&names)?)).await?;
+    Ok(no_content())
+}
+
 pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let all = infos(&state, &db).await?;
     let indexes: Vec<Value> = all.iter().map(|i| json!({"Name": i.name, "Status": "Running"})).collect();

@@ -35,7 +35,7 @@ pub fn router(state: AppState) -> Router {
         .route("/queries", post(queries::post_query).get(queries::get_query))
         .route("/indexes", any(indexes::indexes))
         .route("/indexes/stats", get(indexes::index_stats))
-        .route("/indexes/errors", get(indexes::index_errors))
+        .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status));
     Router::new()
         .route("/build/version", get(server::build_version))
@@ -48,6 +48,8 @@ pub fn router(state: AppState) -> Router {
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .nest("/databases/{db}", database)
         .fallback(fallback)
+        // A known path with another method is "no handler" too, answered in RavenDB's error shape.
+        .method_not_allowed_fallback(fallback)
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge))
         .with_state(state)
 }
