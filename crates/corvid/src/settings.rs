@@ -23,6 +23,8 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
   --log-requests <true|false>       one log line per request                   [true]
   --log <filter>                    log filter, e.g. info or debug             [info]
+  --auto-index-idle-after-ms <n>    unqueried automatic index becomes idle     [1800000]
+  --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
   --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
 
 RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are accepted;
@@ -42,6 +44,8 @@ const SETTING_NAMES: &[&str] = &[
     "log_requests",
     "log",
     "debug_slow_open",
+    "auto_index_idle_after_ms",
+    "auto_index_delete_after_ms",
 ];
 
 pub enum Command {
@@ -73,6 +77,8 @@ struct FileSettings {
     map_size_bytes: Option<usize>,
     log_requests: Option<bool>,
     log: Option<String>,
+    auto_index_idle_after_ms: Option<u64>,
+    auto_index_delete_after_ms: Option<u64>,
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
@@ -106,6 +112,8 @@ impl Settings {
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
+            "auto_index_idle_after_ms" => c.database.auto_index_idle_after = Duration::from_millis(parse(name, value)?),
+            "auto_index_delete_after_ms" => c.database.auto_index_delete_after = Duration::from_millis(parse(name, value)?),
             "log" => self.log_filter = value.to_owned(),
             "debug_slow_open" => {
                 let (prefix, ms) = value.rsplit_once(':').ok_or_else(|| format!("{name} must be <database-name-prefix>:<milliseconds>"))?;
@@ -131,6 +139,8 @@ impl Settings {
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
             ("log", file.log),
+            ("auto_index_idle_after_ms", file.auto_index_idle_after_ms.map(|v| v.to_string())),
+            ("auto_index_delete_after_ms", file.auto_index_delete_after_ms.map(|v| v.to_string())),
         ];
         for (name, value) in pairs {
             if let Some(value) = value {

@@ -2,11 +2,12 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger, WriteTxn};
 
 use crate::commit_watch::CommitWatch;
-use crate::indexing::IndexRegistry;
+use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
 use crate::EngineError;
 
 #[derive(Debug, Clone)]
@@ -14,11 +15,20 @@ pub struct DatabaseOptions {
     pub store: StoreOptions,
     /// Writes waiting for the merger before new ones are refused as "busy".
     pub write_queue_capacity: usize,
+    /// An automatic index not queried for this long is marked idle (RavenDB: 30 minutes).
+    pub auto_index_idle_after: Duration,
+    /// An idle automatic index is deleted after this much more time unused (RavenDB: 72 hours).
+    pub auto_index_delete_after: Duration,
 }
 
 impl Default for DatabaseOptions {
     fn default() -> Self {
-        DatabaseOptions { store: StoreOptions::default(), write_queue_capacity: 16 * 1024 }
+        DatabaseOptions {
+            store: StoreOptions::default(),
+            write_queue_capacity: 16 * 1024,
+            auto_index_idle_after: Duration::from_secs(30 * 60),
+            auto_index_delete_after: Duration::from_secs(72 * 3600),
+        }
     }
 }
 
@@ -40,7 +50,8 @@ impl Database {
             move |etag| watch.publish(etag)
         };
         let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?;
-        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), watch.clone())?;
+        let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
+        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), watch.clone(), lifetimes)?;
         Ok(Database { name: name.to_owned(), store, merger, watch, indexes })
     }
 

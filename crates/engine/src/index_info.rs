@@ -13,7 +13,7 @@ pub struct IndexInfo {
     pub collection: String,
     pub fields: Vec<AutoIndexField>,
     pub is_stale: bool,
-    /// `Normal` or `Error`.
+    /// `Normal`, `Idle` (not queried for a while) or `Error`.
     pub state: &'static str,
     /// What the indexing worker is doing right now.
     pub status: String,
@@ -46,7 +46,13 @@ impl Database {
                 collection: handle.definition.collection.clone(),
                 fields: handle.definition.fields.clone(),
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
-                state: if handle.faulted.lock().is_some() { "Error" } else { "Normal" },
+                state: if handle.faulted.lock().is_some() {
+                    "Error"
+                } else if self.indexes.is_idle(&handle) {
+                    "Idle"
+                } else {
+                    "Normal"
+                },
                 status: handle.status.lock().clone(),
                 entries: handle.index.entries_count(),
                 map_attempts: handle.counters.map_attempts.load(Ordering::Relaxed),

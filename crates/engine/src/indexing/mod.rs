@@ -6,4 +6,4 @@ mod registry;
 mod worker;
 
 pub use definition::{auto_index_name, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
-pub use registry::{IndexHandle, IndexRegistry, IndexingError};
+pub use registry::{AutoIndexLifetimes, IndexHandle, IndexRegistry, IndexingError};

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
 use corvid_storage::Store;
@@ -76,7 +77,17 @@ impl IndexHandle {
     }
 }
 
+/// When unused automatic indexes are marked idle and then deleted.
+#[derive(Debug, Clone, Copy)]
+pub struct AutoIndexLifetimes {
+    pub idle_after: Duration,
+    pub delete_after: Duration,
+}
+
 pub struct IndexRegistry {
+    lifetimes: AutoIndexLifetimes,
+    stopping: AtomicBool,
+    housekeeper: Mutex<Option<JoinHandle<()>>>,
     dir: PathBuf,
     store: Arc<Store>,
     watch: Arc<CommitWatch>,
@@ -102,10 +113,23 @@ fn directory_name(name: &str) -> String {
 impl IndexRegistry {
     /// Opens every index found under `dir` and starts its worker. An index that cannot be opened is
     /// rebuilt from the documents, never fatal to the database.
-    pub fn open(dir: &Path, store: Arc<Store>, watch: Arc<CommitWatch>) -> Result<Arc<IndexRegistry>, EngineError> {
+    pub fn open(
+        dir: &Path,
+        store: Arc<Store>,
+        watch: Arc<CommitWatch>,
+        lifetimes: AutoIndexLifetimes,
+    ) -> Result<Arc<IndexRegistry>, EngineError> {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
-        let registry =
-            Arc::new(IndexRegistry { dir: dir.to_owned(), store, watch, indexes: RwLock::new(Vec::new()), create_lock: Mutex::new(()) });
+        let registry = Arc::new(IndexRegistry {
+            lifetimes,
+            stopping: AtomicBool::new(false),
+            housekeeper: Mutex::new(None),
+            dir: dir.to_owned(),
+            store,
+            watch,
+            indexes: RwLock::new(Vec::new()),
+            create_lock: Mutex::new(()),
+        });
         let entries = std::fs::read_dir(dir).map_err(|e| EngineError::Internal(format!("cannot list {}: {e}", dir.display())))?;
         for entry in entries.flatten() {
             let path = entry.path();
@@ -126,7 +150,18 @@ impl IndexRegistry {
                 }
             }
         }
+        let weak = Arc::downgrade(&registry);
+        let housekeeper = std::thread::Builder::new()
+            .name("index-housekeeping".into())
+            .spawn(move || housekeeping(&weak, lifetimes))
+            .map_err(|e| EngineError::Internal(format!("cannot start index housekeeping: {e}")))?;
+        *registry.housekeeper.lock() = Some(housekeeper);
         Ok(registry)
+    }
+
+    /// Whether an index has gone unqueried long enough to be idle.
+    pub fn is_idle(&self, handle: &IndexHandle) -> bool {
+        unused_for(handle) > self.lifetimes.idle_after
     }
 
     fn start(self: &Arc<Self>, definition: AutoIndexDefinition, dir: &Path) -> Result<Arc<IndexHandle>, EngineError> {
@@ -249,8 +284,37 @@ impl IndexRegistry {
 
     /// Stops every worker (at database close).
     pub fn stop_all(&self) {
+        self.stopping.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.housekeeper.lock().take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
         for handle in self.all() {
             handle.stop_and_join(&self.watch);
+        }
+    }
+}
+
+/// How long since the index was last queried (or created, if never).
+fn unused_for(handle: &IndexHandle) -> Duration {
+    let last_used = handle.last_query_time.load(Ordering::Relaxed).max(handle.created_at);
+    Duration::from_nanos(u64::try_from(corvid_types::now_nanos() - last_used).unwrap_or(0))
+}
+
+/// Deletes automatic indexes that stayed idle past their lifetime.
+fn housekeeping(registry: &Weak<IndexRegistry>, lifetimes: AutoIndexLifetimes) {
+    let tick = (lifetimes.idle_after / 4).clamp(Duration::from_millis(100), Duration::from_secs(60));
+    loop {
+        std::thread::park_timeout(tick);
+        let Some(registry) = registry.upgrade() else { return };
+        if registry.stopping.load(Ordering::Relaxed) {
+            return;
+        }
+        for handle in registry.all() {
+            if unused_for(&handle) > lifetimes.idle_after + lifetimes.delete_after {
+                tracing::info!(index = %handle.definition.name, "deleting automatic index that stayed idle");
+                registry.delete(&handle.definition.name);
+            }
         }
     }
 }
