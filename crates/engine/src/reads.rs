@@ -58,14 +58,9 @@ impl Database {
         let mut hasher = VersionHasher::new();
         let mut result = LoadResult::default();
         let mut found = Vec::new();
-        // Like RavenDB, a repeated id is answered once; an empty id (a client's null) finds nothing.
-        let mut asked = HashSet::new();
+        // One slot per requested id, in order; an empty id (a client's null) finds nothing.
         for id in ids {
-            let key = id_key(id);
-            if ids.len() > 1 && !asked.insert(key.clone()) {
-                continue;
-            }
-            let record = snapshot.document(&key)?;
+            let record = snapshot.document(&id_key(id))?;
             match &record {
                 Some(r) => {
                     hasher.add(r.change_vector.as_bytes());
