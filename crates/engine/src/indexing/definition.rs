@@ -35,12 +35,34 @@ impl AutoIndexField {
     }
 }
 
+/// An aggregation of a map-reduce index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Aggregation {
+    Count,
+    Sum(String),
+}
+
+impl Aggregation {
+    fn name_part(&self) -> String {
+        match self {
+            Aggregation::Count => "Count".into(),
+            Aggregation::Sum(path) => path.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AutoIndexDefinition {
     pub name: String,
     /// The collection as written in the query, or `@all_docs`.
     pub collection: String,
     pub fields: Vec<AutoIndexField>,
+    /// Map-reduce indexes (dynamic `group by`): the reduce key paths...
+    #[serde(default)]
+    pub group_by: Vec<String>,
+    /// ...and what is aggregated per reduce key.
+    #[serde(default)]
+    pub aggregations: Vec<Aggregation>,
 }
 
 impl AutoIndexDefinition {
@@ -55,7 +77,56 @@ impl AutoIndexDefinition {
                 false
             }
         });
-        AutoIndexDefinition { name: auto_index_name(collection, &fields), collection: collection.to_owned(), fields }
+        AutoIndexDefinition {
+            name: auto_index_name(collection, &fields),
+            collection: collection.to_owned(),
+            fields,
+            group_by: Vec::new(),
+            aggregations: Vec::new(),
+        }
+    }
+
+    /// A map-reduce index for `group by` queries.
+    pub fn map_reduce(collection: &str, mut group_by: Vec<String>, mut aggregations: Vec<Aggregation>) -> Self {
+        group_by.sort_by_key(|g| sort_key(g));
+        group_by.dedup();
+        if !aggregations.contains(&Aggregation::Count) {
+            aggregations.insert(0, Aggregation::Count); // the count is kept anyway: it tells when a key is empty
+        }
+        aggregations.sort_by_key(|a| sort_key(&a.name_part()));
+        aggregations.dedup();
+        let coll = if collection.eq_ignore_ascii_case(ALL_DOCS) { "AllDocs" } else { collection };
+        let maps: Vec<String> = aggregations.iter().map(Aggregation::name_part).collect();
+        let name = format!("Auto/{coll}/By{}ReducedBy{}", maps.join("And"), group_by.join("And"));
+        AutoIndexDefinition { name, collection: collection.to_owned(), fields: Vec::new(), group_by, aggregations }
+    }
+
+    pub fn is_map_reduce(&self) -> bool {
+        !self.group_by.is_empty()
+    }
+
+    /// Position of an aggregation's value in a reduce row (`0` is the count).
+    pub fn value_position(&self, aggregation: &Aggregation) -> Option<usize> {
+        match aggregation {
+            Aggregation::Count => Some(0),
+            Aggregation::Sum(_) => self.sums().position(|a| a == aggregation).map(|p| p + 1),
+        }
+    }
+
+    /// The summed aggregations, in the order of their values after the count.
+    pub fn sums(&self) -> impl Iterator<Item = &Aggregation> {
+        self.aggregations.iter().filter(|a| matches!(a, Aggregation::Sum(_)))
+    }
+
+    /// Whether this map-reduce index answers a `group by` with these aggregations.
+    pub fn covers_reduce(&self, collection: &str, group_by: &[String], aggregations: &[Aggregation]) -> bool {
+        let mut wanted = group_by.to_vec();
+        wanted.sort_by_key(|g| sort_key(g));
+        wanted.dedup();
+        self.is_map_reduce()
+            && self.collection.eq_ignore_ascii_case(collection)
+            && self.group_by == wanted
+            && aggregations.iter().all(|a| self.aggregations.contains(a))
     }
 
     pub fn is_all_docs(&self) -> bool {
@@ -64,7 +135,8 @@ impl AutoIndexDefinition {
 
     /// Whether this index can answer a query needing `needed` on `collection`.
     pub fn covers(&self, collection: &str, needed: &[AutoIndexField]) -> bool {
-        self.collection.eq_ignore_ascii_case(collection)
+        !self.is_map_reduce()
+            && self.collection.eq_ignore_ascii_case(collection)
             && needed.iter().all(|n| self.fields.iter().any(|f| f.path == n.path && (f.search || !n.search) && (f.exact || !n.exact)))
     }
 
@@ -104,6 +176,17 @@ mod tests {
         let search = AutoIndexField { path: "Notes".into(), search: true, exact: false };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
+    }
+
+    #[test]
+    fn map_reduce_names_follow_ravendb() {
+        let def = AutoIndexDefinition::map_reduce("Orders", vec!["employee".into(), "company".into()], vec![Aggregation::Count]);
+        assert_eq!(def.name, "Auto/Orders/ByCountReducedBycompanyAndemployee");
+        let def = AutoIndexDefinition::map_reduce("Orders", vec!["Company".into()], vec![Aggregation::Sum("Total".into())]);
+        assert_eq!(def.name, "Auto/Orders/ByCountAndTotalReducedByCompany");
+        assert_eq!(def.value_position(&Aggregation::Sum("Total".into())), Some(1));
+        assert!(def.covers_reduce("orders", &["Company".into()], &[Aggregation::Count]));
+        assert!(!def.covers_reduce("Orders", &["Company".into(), "x".into()], &[]));
     }
 
     #[test]

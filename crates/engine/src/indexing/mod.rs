@@ -5,5 +5,5 @@ mod definition;
 mod registry;
 mod worker;
 
-pub use definition::{auto_index_name, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
-pub use registry::{AutoIndexLifetimes, IndexHandle, IndexRegistry, IndexingError};
+pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
+pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError};

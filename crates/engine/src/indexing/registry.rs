@@ -8,10 +8,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::Store;
+use corvid_storage::{ReduceStore, Store};
 use parking_lot::{Mutex, RwLock};
 
-use super::definition::{AutoIndexDefinition, AutoIndexField};
+use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
 use super::worker;
 use crate::commit_watch::CommitWatch;
 use crate::EngineError;
@@ -36,10 +36,39 @@ pub struct IndexCounters {
     pub last_indexing_time: AtomicI64,
 }
 
+/// Where an index keeps its entries: a tantivy index (map) or reduce results (map-reduce).
+pub enum IndexBackend {
+    Search(DocumentIndex),
+    Reduce(ReduceStore),
+}
+
+impl IndexBackend {
+    pub fn last_indexed_etag(&self) -> u64 {
+        match self {
+            IndexBackend::Search(index) => index.last_indexed_etag(),
+            IndexBackend::Reduce(store) => store.last_etag().unwrap_or(0),
+        }
+    }
+
+    pub fn entries_count(&self) -> u64 {
+        match self {
+            IndexBackend::Search(index) => index.entries_count(),
+            IndexBackend::Reduce(store) => store.count().unwrap_or(0),
+        }
+    }
+
+    pub fn size_on_disk(&self) -> u64 {
+        match self {
+            IndexBackend::Search(index) => index.size_on_disk(),
+            IndexBackend::Reduce(store) => store.size_on_disk(),
+        }
+    }
+}
+
 pub struct IndexHandle {
     pub definition: AutoIndexDefinition,
     pub dir: PathBuf,
-    pub index: DocumentIndex,
+    pub index: IndexBackend,
     /// Every document and tombstone up to this etag is reflected in the index (in memory; the durable
     /// value is the tantivy commit payload, which may lag while nothing relevant changes).
     pub processed_etag: AtomicU64,
@@ -168,8 +197,14 @@ impl IndexRegistry {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
         std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
-        let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
-            .map_err(|e| EngineError::Internal(e.to_string()))?;
+        let index = if definition.is_map_reduce() {
+            IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"))?)
+        } else {
+            IndexBackend::Search(
+                DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
+                    .map_err(|e| EngineError::Internal(e.to_string()))?,
+            )
+        };
         let handle = Arc::new(IndexHandle {
             processed_etag: AtomicU64::new(index.last_indexed_etag()),
             definition,
@@ -217,7 +252,7 @@ impl IndexRegistry {
         let base = self
             .all()
             .into_iter()
-            .filter(|h| h.definition.collection.eq_ignore_ascii_case(collection))
+            .filter(|h| !h.definition.is_map_reduce() && h.definition.collection.eq_ignore_ascii_case(collection))
             .max_by_key(|h| h.definition.fields.len());
         let definition = match base {
             Some(base) => base.definition.extended_with(needed),
@@ -226,6 +261,33 @@ impl IndexRegistry {
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic index");
+        Ok((self.start(definition, &dir)?, true))
+    }
+
+    /// The map-reduce index for a `group by` query, created (or extended with more aggregations) on demand.
+    pub fn find_or_create_reduce(
+        self: &Arc<Self>,
+        collection: &str,
+        group_by: &[String],
+        aggregations: &[Aggregation],
+    ) -> Result<(Arc<IndexHandle>, bool), EngineError> {
+        let find = || self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, aggregations));
+        if let Some(found) = find() {
+            return Ok((found, false));
+        }
+        let _guard = self.create_lock.lock();
+        if let Some(found) = find() {
+            return Ok((found, false));
+        }
+        let mut wanted: Vec<Aggregation> = aggregations.to_vec();
+        // Extend an index with the same reduce key by the union of aggregations.
+        if let Some(base) = self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, &[])) {
+            wanted.extend(base.definition.aggregations.iter().cloned());
+        }
+        let definition = AutoIndexDefinition::map_reduce(collection, group_by.to_vec(), wanted);
+        let dir = self.dir.join(directory_name(&definition.name));
+        let _ = std::fs::remove_dir_all(&dir);
+        tracing::info!(index = %definition.name, "creating automatic map-reduce index");
         Ok((self.start(definition, &dir)?, true))
     }
 
@@ -273,7 +335,14 @@ impl IndexRegistry {
         let narrower: Vec<String> = self
             .all()
             .iter()
-            .filter(|h| h.definition.name != wider.name && wider.covers(&h.definition.collection, &h.definition.fields))
+            .filter(|h| {
+                h.definition.name != wider.name
+                    && if wider.is_map_reduce() {
+                        wider.covers_reduce(&h.definition.collection, &h.definition.group_by, &h.definition.aggregations)
+                    } else {
+                        !h.definition.is_map_reduce() && wider.covers(&h.definition.collection, &h.definition.fields)
+                    }
+            })
             .map(|h| h.definition.name.clone())
             .collect();
         for name in narrower {

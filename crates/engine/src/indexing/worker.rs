@@ -8,11 +8,14 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use corvid_index::MappedDocument;
+use corvid_storage::MapOutput;
 use corvid_storage::Store;
 use corvid_types::{id_key, now_nanos};
 
-use super::registry::{IndexHandle, IndexRegistry, IndexingError};
+use super::definition::{Aggregation, AutoIndexDefinition};
+use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
 use crate::commit_watch::CommitWatch;
+use crate::query::projection::value_at;
 use crate::EngineError;
 
 /// Documents per tantivy commit; a commit costs fsyncs, so batches are large.
@@ -51,6 +54,47 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
     *handle.status.lock() = "Stopped".into();
 }
 
+/// Parses each document's body; a body that is not JSON is an indexing error of that document only.
+fn map_documents(handle: &IndexHandle, records: Vec<corvid_storage::DocumentRecord>) -> Vec<MappedDocument> {
+    let mut mapped = Vec::with_capacity(records.len());
+    for record in records {
+        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
+        match serde_json::from_str(&record.body) {
+            Ok(body) => {
+                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
+                mapped.push(MappedDocument { key: id_key(&record.id), body });
+            }
+            Err(e) => {
+                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
+                handle.record_error(IndexingError { document: record.id, message: e.to_string(), at: now_nanos(), action: "Map".into() });
+            }
+        }
+    }
+    mapped
+}
+
+/// A document's contribution to a map-reduce index: its reduce key (the JSON array of its group values)
+/// and its count and sums.
+fn reduce_output(definition: &AutoIndexDefinition, body: &serde_json::Value) -> MapOutput {
+    let key: Vec<serde_json::Value> = definition.group_by.iter().map(|path| value_at(body, path)).collect();
+    let mut values = vec![1.0];
+    for aggregation in definition.sums() {
+        if let Aggregation::Sum(path) = aggregation {
+            values.push(number_sum(&value_at(body, path)));
+        }
+    }
+    MapOutput { reduce_key: serde_json::Value::Array(key).to_string(), values }
+}
+
+fn number_sum(value: &serde_json::Value) -> f64 {
+    match value {
+        serde_json::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+        serde_json::Value::String(s) => s.trim().parse().unwrap_or(0.0),
+        serde_json::Value::Array(items) => items.iter().map(number_sum).sum(),
+        _ => 0.0,
+    }
+}
+
 /// Indexes one batch; false when there was nothing to do.
 fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
     let from = handle.processed_etag.load(Ordering::Relaxed);
@@ -77,7 +121,7 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
     } else {
         snapshot.collection_documents_after_etag(&id_key(&definition.collection), from, &mut visit)?;
     }
-    let mut deletes = Vec::new();
+    let mut deletes: Vec<String> = Vec::new();
     snapshot.tombstones_after_etag(from, |t| {
         if t.etag > cut {
             return false;
@@ -88,27 +132,35 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
         true
     })?;
     drop(snapshot);
-    let mut upserts = Vec::with_capacity(records.len());
-    for record in records {
-        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        match serde_json::from_str(&record.body) {
-            Ok(body) => {
-                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
-                upserts.push(MappedDocument { key: id_key(&record.id), body });
+    let indexed = match &handle.index {
+        IndexBackend::Search(index) => {
+            let upserts = map_documents(handle, records);
+            // A document deleted and then written again in this batch stays.
+            if !deletes.is_empty() && !upserts.is_empty() {
+                let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
+                deletes.retain(|d| !written.contains(d.as_str()));
             }
-            Err(e) => {
-                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id, message: e.to_string(), at: now_nanos(), action: "Map".into() });
+            let changed = !upserts.is_empty() || !deletes.is_empty();
+            if changed {
+                index.apply(&upserts, &deletes, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
             }
+            changed
         }
-    }
-    // A document deleted and then written again in this batch stays.
-    if !deletes.is_empty() && !upserts.is_empty() {
-        let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
-        deletes.retain(|d| !written.contains(d.as_str()));
-    }
-    if !upserts.is_empty() || !deletes.is_empty() {
-        handle.index.apply(&upserts, &deletes, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
+        IndexBackend::Reduce(store) => {
+            // Deletes first, so a document deleted and written again in this batch keeps its new output.
+            let mut changes: Vec<(String, Option<MapOutput>)> = deletes.into_iter().map(|d| (d, None)).collect();
+            for document in map_documents(handle, records) {
+                let output = reduce_output(definition, &document.body);
+                changes.push((document.key, Some(output)));
+            }
+            let changed = !changes.is_empty();
+            if changed {
+                store.apply(&changes, cut)?;
+            }
+            changed
+        }
+    };
+    if indexed {
         handle.counters.batches.fetch_add(1, Ordering::Relaxed);
         handle.counters.last_indexing_time.store(now_nanos(), Ordering::Relaxed);
     }

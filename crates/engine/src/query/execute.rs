@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 
 use super::planner::{plan, Plan, Source};
 use super::projection::{included_ids, project};
+use super::reduce::{ReducePlan, Row};
+use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
 use crate::{Database, EngineError};
 
@@ -65,10 +67,20 @@ impl Database {
                 let processed = handle.processed_etag.load(Ordering::Relaxed);
                 let snapshot = self.store.read()?;
                 response.is_stale = self.is_stale(&snapshot, handle, processed)?;
+                let ts = handle.counters.last_indexing_time.load(Ordering::Relaxed);
+                response.index_timestamp = if ts > 0 { ts } else { handle.created_at };
+                if let (Some(reduce), IndexBackend::Reduce(store)) = (&plan.reduce, &handle.index) {
+                    self.run_reduce(reduce, store, &plan, processed, &mut response)?;
+                    return Ok(response);
+                }
+                let IndexBackend::Search(index) = &handle.index else {
+                    return Err(EngineError::InvalidQuery {
+                        message: format!("index '{}' is a map-reduce index; query it with group by", handle.definition.name),
+                    });
+                };
                 // No page is larger than the index itself (clients send "no limit" as the largest integer).
-                let take = plan.take.min(handle.index.entries_count() as usize);
-                let found = handle
-                    .index
+                let take = plan.take.min(index.entries_count() as usize);
+                let found = index
                     .search(&plan.filter, &plan.sort, plan.skip, take)
                     .map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
                 response.total_results = found.total as u64;
@@ -79,8 +91,6 @@ impl Database {
                         records.push(record);
                     }
                 }
-                let ts = handle.counters.last_indexing_time.load(Ordering::Relaxed);
-                response.index_timestamp = if ts > 0 { ts } else { handle.created_at };
                 let mut hasher = VersionHasher::new();
                 hasher.add(&processed.to_be_bytes());
                 response.result_etag = hasher.finish();
@@ -198,6 +208,39 @@ impl Database {
             }
         }
         // Kept within 2^53 so JavaScript clients read it exactly.
+        response.result_etag = hasher.finish() >> 11;
+        Ok(())
+    }
+
+    fn run_reduce(
+        &self,
+        reduce: &ReducePlan,
+        store: &corvid_storage::ReduceStore,
+        plan: &Plan,
+        processed: u64,
+        response: &mut QueryResponse,
+    ) -> Result<(), EngineError> {
+        let mut rows = Vec::new();
+        for row in store.rows()? {
+            let groups: Vec<Value> =
+                serde_json::from_str(&row.reduce_key).map_err(|e| EngineError::Internal(format!("reduce key is not JSON: {e}")))?;
+            let row = Row { groups, values: row.values };
+            if match &reduce.filter {
+                Some(filter) => reduce.matches(&row, filter)?,
+                None => true,
+            } {
+                rows.push(row);
+            }
+        }
+        let rows = reduce.sort_rows(rows)?;
+        response.total_results = rows.len() as u64;
+        let mut hasher = VersionHasher::new();
+        hasher.add(&processed.to_be_bytes());
+        for row in rows.iter().skip(plan.skip).take(plan.take) {
+            let rendered = reduce.render(row).to_string();
+            hasher.add(rendered.as_bytes());
+            response.results.push(rendered);
+        }
         response.result_etag = hasher.finish() >> 11;
         Ok(())
     }

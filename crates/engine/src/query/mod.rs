@@ -2,6 +2,7 @@
 
 mod execute;
 mod planner;
-mod projection;
+pub(crate) mod projection;
+mod reduce;
 
 pub use execute::{QueryRequest, QueryResponse};

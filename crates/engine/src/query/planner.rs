@@ -11,7 +11,8 @@ use serde_json::Value as Json;
 
 use super::execute::QueryRequest;
 use super::projection::ProjectedField;
-use crate::indexing::{AutoIndexField, IndexHandle, ALL_DOCS};
+use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
+use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
 use crate::{Database, EngineError};
 
 pub(crate) enum Source {
@@ -32,6 +33,8 @@ pub(crate) struct Plan {
     pub ids: Option<Vec<String>>,
     /// The query created (or extended into) a new automatic index: like RavenDB, it waits for it.
     pub created_index: bool,
+    /// For `group by` queries: how to turn reduce results into result rows.
+    pub reduce: Option<ReducePlan>,
 }
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -283,9 +286,6 @@ fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
     if let Some(f) = query.declared_functions.first() {
         return Err(unsupported("'declare function'", text, f.span));
     }
-    if let Some(g) = query.group_by.first() {
-        return Err(unsupported("'group by'", text, g.span));
-    }
     if let Some(l) = query.load.first() {
         return Err(unsupported("'load'", text, l.span));
     }
@@ -307,6 +307,15 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
 
     let skip = paging(query.offset.as_ref(), &t, "offset")?.or(request.start).unwrap_or(0);
     let take = paging(query.limit.as_ref(), &t, "limit")?.or(request.page_size).unwrap_or(usize::MAX);
+
+    if !query.group_by.is_empty() {
+        let collection = match &query.from.source {
+            FromSource::Collection { name, .. } => name.clone(),
+            FromSource::AllDocs { .. } => ALL_DOCS.to_owned(),
+            FromSource::Index { span, .. } => return Err(unsupported("'group by' on a named index", text, *span)),
+        };
+        return plan_group_by(db, request, &query, &collection, skip, take);
+    }
 
     let projection = match &query.select {
         None => None,
@@ -359,6 +368,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 includes,
                 ids: None,
                 created_index: false,
+                reduce: None,
             });
         }
     };
@@ -370,7 +380,18 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
     if filterless && query.order_by.is_empty() {
         let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
-        return Ok(Plan { source, filter: Filter::All, sort: Vec::new(), skip, take, projection, includes, ids, created_index: false });
+        return Ok(Plan {
+            source,
+            filter: Filter::All,
+            sort: Vec::new(),
+            skip,
+            take,
+            projection,
+            includes,
+            ids,
+            created_index: false,
+            reduce: None,
+        });
     }
     let filter = match &query.where_clause {
         Some(w) => t.expr(w, false)?,
@@ -378,7 +399,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     };
     let sort = order_by(&query, &mut t)?;
     let (handle, created_index) = db.indexes.find_or_create(&collection, &t.needed)?;
-    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None, created_index })
+    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None, created_index, reduce: None })
 }
 
 fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, EngineError> {
@@ -404,4 +425,126 @@ fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, Engin
         }
     }
     Ok(sort)
+}
+
+/// `from Coll group by a, b select a, count() as n, sum(x) [where ...] [order by ...]`: a map-reduce index.
+fn plan_group_by(
+    db: &Database,
+    request: &QueryRequest,
+    query: &Query,
+    collection: &str,
+    skip: usize,
+    take: usize,
+) -> Result<Plan, EngineError> {
+    let text = request.query.as_str();
+    let alias = query.from.alias.as_ref().map(|a| a.name.clone());
+    let strip = |path: &FieldPath| alias.as_deref().and_then(|a| path.strip_alias(a)).unwrap_or_else(|| path.clone()).dotted();
+    let mut group_by = Vec::new();
+    for item in &query.group_by {
+        match &item.expr {
+            Operand::Field(path) => group_by.push(strip(path)),
+            _ => return Err(unsupported("This group by key", text, item.span)),
+        }
+    }
+    // Selected outputs, in order; aggregations named in where/order by are needed too.
+    let mut selected: Vec<(String, Result<String, Aggregation>)> = Vec::new();
+    match query.select.as_ref().map(|s| &s.projection) {
+        None | Some(Projection::All) => {
+            for g in &group_by {
+                selected.push((g.clone(), Ok(g.clone())));
+            }
+            selected.push(("Count".into(), Err(Aggregation::Count)));
+        }
+        Some(Projection::Js(js)) => return Err(unsupported("A JavaScript projection", text, js.span)),
+        Some(Projection::Fields(fields)) => {
+            for field in fields {
+                let alias = field.alias.as_ref().map(|a| a.name.clone());
+                match &field.expr {
+                    SelectExpr::Field(path) => {
+                        let path = strip(path);
+                        selected.push((alias.unwrap_or_else(|| path.clone()), Ok(path)));
+                    }
+                    SelectExpr::Call(call) if call.is("key") && call.args.is_empty() => {
+                        for g in &group_by {
+                            selected.push((alias.clone().unwrap_or_else(|| g.clone()), Ok(g.clone())));
+                        }
+                    }
+                    SelectExpr::Call(call) => {
+                        let aggregation = aggregation_of(call)?;
+                        let default = match &aggregation {
+                            Aggregation::Count => "Count".to_owned(),
+                            Aggregation::Sum(path) => path.clone(),
+                        };
+                        selected.push((alias.unwrap_or(default), Err(aggregation)));
+                    }
+                    _ => return Err(unsupported("This projection", text, field.span)),
+                }
+            }
+        }
+    }
+    let mut aggregations: Vec<Aggregation> = selected.iter().filter_map(|(_, s)| s.clone().err()).collect();
+    let mut note_calls = |operand: &Operand| {
+        if let Operand::Call(call) = operand {
+            if let Ok(a) = aggregation_of(call) {
+                aggregations.push(a);
+            }
+        }
+    };
+    for order in &query.order_by {
+        note_calls(&order.expr);
+    }
+    if let Some(w) = &query.where_clause {
+        visit_operands(w, &mut note_calls);
+    }
+    let (handle, created_index) = db.indexes.find_or_create_reduce(collection, &group_by, &aggregations)?;
+    let definition = &handle.definition;
+    let mut outputs = Vec::new();
+    for (name, source) in selected {
+        let (source, integer) = match source {
+            Ok(path) => {
+                let position = definition.group_by.iter().position(|g| *g == path).ok_or_else(|| {
+                    invalid(format!("'{path}' is selected but is not a group by field; select group by fields or aggregations"))
+                })?;
+                (OutputSource::Group(position), false)
+            }
+            Err(aggregation) => {
+                let position = definition
+                    .value_position(&aggregation)
+                    .ok_or_else(|| EngineError::Internal("aggregation missing from index".into()))?;
+                (OutputSource::Value(position), position == 0)
+            }
+        };
+        outputs.push(OutputField { name, source, integer });
+    }
+    let sort = query.order_by.iter().map(|o| (o.expr.clone(), o.ordering, o.descending)).collect();
+    let reduce =
+        ReducePlan { handle: handle.clone(), outputs, filter: query.where_clause.clone(), sort, parameters: request.parameters.clone() };
+    Ok(Plan {
+        source: Source::Index { handle },
+        filter: Filter::All,
+        sort: Vec::new(),
+        skip,
+        take,
+        projection: None,
+        includes: Vec::new(),
+        ids: None,
+        created_index,
+        reduce: Some(reduce),
+    })
+}
+
+fn visit_operands(expr: &Expr, visit: &mut impl FnMut(&Operand)) {
+    match expr {
+        Expr::And(a, b) | Expr::Or(a, b) => {
+            visit_operands(a, visit);
+            visit_operands(b, visit);
+        }
+        Expr::Not { expr, .. } => visit_operands(expr, visit),
+        Expr::Compare { left, right, .. } => {
+            visit(left);
+            visit(right);
+        }
+        Expr::Between { operand, .. } | Expr::In { operand, .. } => visit(operand),
+        Expr::True(_) | Expr::Method(_) => {}
+    }
 }
