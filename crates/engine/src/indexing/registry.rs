@@ -38,7 +38,7 @@ pub struct IndexCounters {
 
 /// Where an index keeps its entries: a tantivy index (map) or reduce results (map-reduce).
 pub enum IndexBackend {
-    Search(DocumentIndex),
+    Search(Box<DocumentIndex>),
     Reduce(ReduceStore),
 }
 
@@ -200,10 +200,9 @@ impl IndexRegistry {
         let index = if definition.is_map_reduce() {
             IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"))?)
         } else {
-            IndexBackend::Search(
-                DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
-                    .map_err(|e| EngineError::Internal(e.to_string()))?,
-            )
+            let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            IndexBackend::Search(Box::new(index))
         };
         let handle = Arc::new(IndexHandle {
             processed_etag: AtomicU64::new(index.last_indexed_etag()),
