@@ -21,6 +21,8 @@ pub enum EngineError {
     IndexDoesNotExist(String),
     #[error("{message}")]
     InvalidQuery { message: String },
+    #[error("{message}")]
+    Script { message: String },
     #[error("timed out: {0}")]
     Timeout(String),
     #[error("internal error: {0}")]

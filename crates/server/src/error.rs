@@ -32,6 +32,8 @@ pub enum ApiError {
     #[error("{0}")]
     InvalidQuery(String),
     #[error("{0}")]
+    Script(String),
+    #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
     Internal(String),
@@ -67,6 +69,7 @@ impl ApiError {
                 (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException")
             }
             ApiError::InvalidQuery(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.InvalidQueryException"),
+            ApiError::Script(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Patching.JavaScriptException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
         }
@@ -82,6 +85,7 @@ impl From<EngineError> for ApiError {
             e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
             EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name),
             EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
+            EngineError::Script { message } => ApiError::Script(message),
             EngineError::Timeout(m) => ApiError::Timeout(m),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");

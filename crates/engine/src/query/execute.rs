@@ -8,7 +8,7 @@ use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
-use super::planner::{plan, Plan, Source};
+use super::planner::{plan, Plan, ProjectionPlan, Source};
 use super::projection::{included_ids, project};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
@@ -42,6 +42,36 @@ pub struct QueryResponse {
 }
 
 const DEFAULT_WAIT: Duration = Duration::from_secs(15);
+const PROJECTION_FUNCTION: &str = "__corvid_project";
+/// Helpers every projection script can call, as in RavenDB.
+const PROJECTION_HELPERS: &str = "function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }\n\
+function getMetadata(d) { return d ? d['@metadata'] : undefined; }\n\
+function load() { throw new Error('load() is not supported in projections yet'); }";
+
+fn projection_metadata(record: &DocumentRecord) -> Value {
+    let mut metadata = Map::new();
+    metadata.insert("@id".into(), Value::String(record.id.clone()));
+    metadata.insert("@projection".into(), Value::Bool(true));
+    metadata.insert("@last-modified".into(), Value::String(format_date(record.last_modified)));
+    metadata.insert("@change-vector".into(), Value::String(record.change_vector.clone()));
+    metadata.insert("@collection".into(), Value::String(record.collection.clone()));
+    Value::Object(metadata)
+}
+
+fn script_error(e: corvid_js::JsError) -> EngineError {
+    EngineError::Script { message: e.to_string() }
+}
+
+/// A sandbox with the query's declared functions and its projection compiled once for all results.
+fn js_sandbox(functions: &[String], function: &str) -> Result<corvid_js::Sandbox, EngineError> {
+    let sandbox = corvid_js::Sandbox::new(corvid_js::Limits::default()).map_err(script_error)?;
+    sandbox.run(PROJECTION_HELPERS).map_err(script_error)?;
+    for f in functions {
+        sandbox.run(f).map_err(script_error)?;
+    }
+    sandbox.define(PROJECTION_FUNCTION, function).map_err(script_error)?;
+    Ok(sandbox)
+}
 
 impl Database {
     pub fn query(&self, request: &QueryRequest) -> Result<QueryResponse, EngineError> {
@@ -169,9 +199,13 @@ impl Database {
         hasher.add(&response.result_etag.to_be_bytes());
         hasher.add(&response.total_results.to_be_bytes());
         let mut include_ids = Vec::new();
+        let sandbox = match &plan.projection {
+            Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function)?),
+            _ => None,
+        };
         for record in &records {
             hasher.add(record.change_vector.as_bytes());
-            let needs_body = plan.projection.is_some() || !plan.includes.is_empty();
+            let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_))) || !plan.includes.is_empty();
             let body: Value = if needs_body {
                 serde_json::from_str(&record.body)
                     .map_err(|e| EngineError::Internal(format!("stored document {} is not JSON: {e}", record.id)))?
@@ -183,15 +217,24 @@ impl Database {
             }
             match &plan.projection {
                 None => response.results.push(record.to_json_string(request.metadata_only)),
-                Some(fields) => {
+                Some(ProjectionPlan::Js { .. }) => {
+                    let sandbox = sandbox.as_ref().expect("created for JavaScript projections");
+                    let output = sandbox.call_with_document(PROJECTION_FUNCTION, &record.to_json_string(false)).map_err(script_error)?;
+                    let mut projected = match serde_json::from_str(&output) {
+                        Ok(Value::Object(map)) => map,
+                        Ok(other) => {
+                            return Err(EngineError::Script {
+                                message: format!("the projection returned {other} for {}; it must return an object", record.id),
+                            })
+                        }
+                        Err(e) => return Err(EngineError::Internal(format!("projection output is not JSON: {e}"))),
+                    };
+                    projected.insert("@metadata".into(), projection_metadata(record));
+                    response.results.push(Value::Object(projected).to_string());
+                }
+                Some(ProjectionPlan::Fields(fields)) => {
                     let mut projected = project(&body, fields);
-                    let mut metadata = Map::new();
-                    metadata.insert("@id".into(), Value::String(record.id.clone()));
-                    metadata.insert("@projection".into(), Value::Bool(true));
-                    metadata.insert("@last-modified".into(), Value::String(format_date(record.last_modified)));
-                    metadata.insert("@change-vector".into(), Value::String(record.change_vector.clone()));
-                    metadata.insert("@collection".into(), Value::String(record.collection.clone()));
-                    projected.insert("@metadata".into(), Value::Object(metadata));
+                    projected.insert("@metadata".into(), projection_metadata(record));
                     response.results.push(Value::Object(projected).to_string());
                 }
             }

@@ -21,13 +21,23 @@ pub(crate) enum Source {
     Index { handle: Arc<IndexHandle> },
 }
 
+pub(crate) enum ProjectionPlan {
+    Fields(Vec<ProjectedField>),
+    /// A JavaScript object literal: `functions` run first (declared functions), then `function` (an
+    /// expression evaluating to a function of the document) is called per result.
+    Js {
+        functions: Vec<String>,
+        function: String,
+    },
+}
+
 pub(crate) struct Plan {
     pub source: Source,
     pub filter: Filter,
     pub sort: Vec<SortKey>,
     pub skip: usize,
     pub take: usize,
-    pub projection: Option<Vec<ProjectedField>>,
+    pub projection: Option<ProjectionPlan>,
     pub includes: Vec<String>,
     /// For collection queries restricted by `id() = ...` / `id() in (...)`.
     pub ids: Option<Vec<String>>,
@@ -283,8 +293,9 @@ fn paging(value: Option<&corvid_rql::Value>, t: &Translator<'_>, what: &str) -> 
 }
 
 fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
-    if let Some(f) = query.declared_functions.first() {
-        return Err(unsupported("'declare function'", text, f.span));
+    let js_projection = matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Js(_)));
+    if let Some(f) = query.declared_functions.first().filter(|_| !js_projection) {
+        return Err(unsupported("'declare function' without a JavaScript projection", text, f.span));
     }
     if let Some(l) = query.load.first() {
         return Err(unsupported("'load'", text, l.span));
@@ -322,7 +333,18 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         Some(select) if select.distinct => return Err(unsupported("'select distinct'", text, select.span)),
         Some(select) => match &select.projection {
             Projection::All => None,
-            Projection::Js(js) => return Err(unsupported("A JavaScript projection", text, js.span)),
+            Projection::Js(js) => {
+                let alias = query.from.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "__doc".to_owned());
+                let functions = query
+                    .declared_functions
+                    .iter()
+                    .map(|f| {
+                        let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
+                        format!("function {}({}) {}", f.name.name, params.join(", "), f.body.source)
+                    })
+                    .collect();
+                Some(ProjectionPlan::Js { functions, function: format!("(function({alias}) {{ return ({}); }})", js.source) })
+            }
             Projection::Fields(fields) => {
                 let mut out = Vec::new();
                 for field in fields {
@@ -335,7 +357,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                         _ => return Err(unsupported("This projection", text, field.span)),
                     }
                 }
-                Some(out)
+                Some(ProjectionPlan::Fields(out))
             }
         },
     };

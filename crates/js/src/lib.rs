@@ -1,0 +1,192 @@
+//! Corvid's JavaScript sandbox on QuickJS (rquickjs): compile once, run with a time limit per call and a
+//! memory limit per sandbox. A script that loops forever or allocates without bound fails with a clear
+//! error and leaves the sandbox usable. Values cross the boundary as JSON text.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rquickjs::function::This;
+use rquickjs::{CatchResultExt, CaughtError, Context, Function, Runtime, Value};
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Longest a single call may run.
+    pub time: Duration,
+    /// Most memory the sandbox may allocate.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { time: Duration::from_secs(1), memory_bytes: 64 << 20 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum JsError {
+    #[error("JavaScript does not compile: {0}")]
+    Compile(String),
+    #[error("JavaScript failed: {0}")]
+    Runtime(String),
+    #[error("JavaScript ran longer than the limit of {0} ms")]
+    Timeout(u128),
+    #[error("JavaScript used more memory than the limit of {0} bytes")]
+    OutOfMemory(usize),
+}
+
+pub struct Sandbox {
+    _runtime: Runtime,
+    context: Context,
+    limits: Limits,
+    /// Deadline of the running call in nanoseconds since `epoch` (0: none).
+    deadline: Arc<AtomicU64>,
+    epoch: Instant,
+}
+
+impl Sandbox {
+    pub fn new(limits: Limits) -> Result<Sandbox, JsError> {
+        let runtime = Runtime::new().map_err(|e| JsError::Runtime(e.to_string()))?;
+        runtime.set_memory_limit(limits.memory_bytes);
+        runtime.set_max_stack_size(1 << 20);
+        let deadline = Arc::new(AtomicU64::new(0));
+        let epoch = Instant::now();
+        let watched = deadline.clone();
+        runtime.set_interrupt_handler(Some(Box::new(move || {
+            let d = watched.load(Ordering::Relaxed);
+            d != 0 && epoch.elapsed().as_nanos() as u64 > d
+        })));
+        let context = Context::full(&runtime).map_err(|e| JsError::Runtime(e.to_string()))?;
+        Ok(Sandbox { _runtime: runtime, context, limits, deadline, epoch })
+    }
+
+    fn arm(&self) {
+        let at = self.epoch.elapsed() + self.limits.time;
+        self.deadline.store(at.as_nanos() as u64, Ordering::Relaxed);
+    }
+
+    fn disarm(&self) {
+        self.deadline.store(0, Ordering::Relaxed);
+    }
+
+    fn classify(&self, message: String, compile: bool) -> JsError {
+        if self.deadline.load(Ordering::Relaxed) != 0 && self.epoch.elapsed().as_nanos() as u64 > self.deadline.load(Ordering::Relaxed) {
+            return JsError::Timeout(self.limits.time.as_millis());
+        }
+        if message.contains("out of memory") {
+            return JsError::OutOfMemory(self.limits.memory_bytes);
+        }
+        if compile {
+            JsError::Compile(message)
+        } else {
+            JsError::Runtime(message)
+        }
+    }
+
+    /// Runs `source` at the top level (function declarations, helpers).
+    pub fn run(&self, source: &str) -> Result<(), JsError> {
+        self.arm();
+        let result = self.context.with(|ctx| ctx.eval::<(), _>(source).catch(&ctx).map_err(|e| caught_message(&e)));
+        let out = result.map_err(|m| self.classify(m, true));
+        self.disarm();
+        out
+    }
+
+    /// Compiles `source`, an expression that evaluates to a function, and keeps it as the global `name`.
+    pub fn define(&self, name: &str, source: &str) -> Result<(), JsError> {
+        self.arm();
+        let result = self.context.with(|ctx| {
+            let value: Value = ctx.eval(source).catch(&ctx).map_err(|e| caught_message(&e))?;
+            if !value.is_function() {
+                return Err("the script does not evaluate to a function".to_owned());
+            }
+            ctx.globals().set(name, value).map_err(|e| e.to_string())
+        });
+        let out = result.map_err(|m| self.classify(m, true));
+        self.disarm();
+        out
+    }
+
+    /// Calls the global function `name` with `this` and one argument both set to the JSON document; returns
+    /// the result as JSON text (`null` for undefined).
+    pub fn call_with_document(&self, name: &str, document_json: &str) -> Result<String, JsError> {
+        self.arm();
+        let result = self.context.with(|ctx| {
+            let function: Function = ctx.globals().get(name).map_err(|e| e.to_string())?;
+            let document = ctx.json_parse(document_json).map_err(|e| e.to_string())?;
+            let value: Value = function.call((This(document.clone()), document)).catch(&ctx).map_err(|e| caught_message(&e))?;
+            let text = ctx.json_stringify(value).catch(&ctx).map_err(|e| caught_message(&e))?;
+            Ok(match text {
+                Some(s) => s.to_string().map_err(|e| e.to_string())?,
+                None => "null".to_owned(),
+            })
+        });
+        let out = result.map_err(|m: String| self.classify(m, false));
+        self.disarm();
+        out
+    }
+}
+
+fn caught_message(error: &CaughtError<'_>) -> String {
+    match error {
+        CaughtError::Exception(e) => match (e.message(), e.stack()) {
+            (Some(m), _) if !m.is_empty() => m,
+            (_, Some(s)) => s,
+            _ => "uncaught exception".to_owned(),
+        },
+        CaughtError::Value(v) => format!("uncaught value {v:?}"),
+        CaughtError::Error(e) => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sandbox() -> Sandbox {
+        Sandbox::new(Limits { time: Duration::from_millis(200), memory_bytes: 16 << 20 }).unwrap()
+    }
+
+    #[test]
+    fn calls_a_function_with_a_document() {
+        let js = sandbox();
+        js.run("function upper(s) { return s.toUpperCase(); }").unwrap();
+        js.define("project", "(function(u) { return { Name: upper(u.Name), Twice: this.Age * 2 }; })").unwrap();
+        assert_eq!(js.call_with_document("project", r#"{"Name":"jo","Age":21}"#).unwrap(), r#"{"Name":"JO","Twice":42}"#);
+    }
+
+    #[test]
+    fn syntax_errors_are_compile_errors() {
+        let js = sandbox();
+        assert!(matches!(js.define("f", "(function( {"), Err(JsError::Compile(_))));
+        assert!(matches!(js.define("f", "42"), Err(JsError::Compile(_))));
+    }
+
+    #[test]
+    fn infinite_loops_hit_the_time_limit_and_the_sandbox_survives() {
+        let js = sandbox();
+        js.define("spin", "(function() { while (true) {} })").unwrap();
+        let started = Instant::now();
+        assert!(matches!(js.call_with_document("spin", "{}"), Err(JsError::Timeout(200))));
+        assert!(started.elapsed() < Duration::from_secs(2));
+        js.define("ok", "(function(d) { return d.a; })").unwrap();
+        assert_eq!(js.call_with_document("ok", r#"{"a":1}"#).unwrap(), "1");
+    }
+
+    #[test]
+    fn unbounded_allocation_hits_the_memory_limit_and_the_sandbox_survives() {
+        let js = sandbox();
+        js.define("grow", "(function() { let a = []; while (true) { a.push(new Array(10000).fill(1)); } })").unwrap();
+        let err = js.call_with_document("grow", "{}").unwrap_err();
+        assert!(matches!(err, JsError::OutOfMemory(_) | JsError::Timeout(_)), "{err:?}");
+        js.define("ok", "(function(d) { return d.a + 1; })").unwrap();
+        assert_eq!(js.call_with_document("ok", r#"{"a":1}"#).unwrap(), "2");
+    }
+
+    #[test]
+    fn thrown_errors_are_runtime_errors() {
+        let js = sandbox();
+        js.define("bad", "(function() { throw new Error('nope'); })").unwrap();
+        assert_eq!(js.call_with_document("bad", "{}"), Err(JsError::Runtime("nope".into())));
+    }
+}
