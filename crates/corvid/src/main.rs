@@ -58,6 +58,7 @@ fn run(settings: settings::Settings) -> std::io::Result<()> {
     if let Some(pid) = settings.parent_pid {
         watch_parent(pid, stop.clone());
     }
+    watch_stdin(stop.clone());
     runtime.block_on(async move {
         let shutdown = {
             let stop = stop.clone();
@@ -88,6 +89,28 @@ async fn wait_for_signal(stop: Arc<Notify>) {
         _ = ctrl_c => {}
         _ = stop.notified() => {}
     }
+}
+
+/// RavenDB's embedded launchers stop the server by writing `shutdown no-confirmation` to its stdin (or
+/// `q`). End of input (no terminal, /dev/null) means nothing.
+fn watch_stdin(stop: Arc<Notify>) {
+    let _ = std::thread::Builder::new().name("stdin-commands".into()).spawn(move || {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match std::io::stdin().read_line(&mut line) {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {
+                    let command = line.trim();
+                    if command.eq_ignore_ascii_case("shutdown no-confirmation") || command == "q" {
+                        tracing::info!(command, "shutdown requested on stdin");
+                        stop.notify_one();
+                        return;
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// Embedded launchers pass their pid; when that process is gone, shut down instead of lingering.

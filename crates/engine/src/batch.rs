@@ -75,7 +75,9 @@ pub enum BatchReply {
 pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
     match command {
         BatchCommand::Put { id, .. } => {
-            if !(id.ends_with('/') || id.ends_with('|')) || id.len() <= 1 {
+            if id.is_empty() {
+                // the server generates one
+            } else if !(id.ends_with('/') || id.ends_with('|')) || id.len() <= 1 {
                 validate_id(id)?;
             } else {
                 validate_id(&id[..id.len() - 1])?;
@@ -92,9 +94,12 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
 /// The final id of a PUT: `prefix/` gets a server-generated id, `prefix|` the next identity.
 fn resolve_id(txn: &mut WriteTxn<'_>, id: &str) -> Result<String, EngineError> {
     if let Some(prefix) = id.strip_suffix('|') {
-        let name = identity_name(prefix);
-        let value = txn.next_identity(&name)?;
-        return Ok(format!("{name}{value}"));
+        let value = txn.next_identity(&identity_name(prefix))?;
+        return Ok(format!("{}/{value}", prefix.trim_end_matches('/')));
+    }
+    if id.is_empty() {
+        // No id at all: the server makes up a unique one, as RavenDB does.
+        return Ok(corvid_types::new_guid());
     }
     if id.ends_with('/') {
         return Ok(format!("{id}{:019}-{NODE_TAG}", txn.peek_next_etag()));
@@ -102,13 +107,10 @@ fn resolve_id(txn: &mut WriteTxn<'_>, id: &str) -> Result<String, EngineError> {
     Ok(id.to_owned())
 }
 
-/// Identities are named with their trailing separator (`users/`), as RavenDB lists them.
+/// Identities are named with a trailing `|` (`users|`), as RavenDB lists them; `users`, `users|` and
+/// `users/` name the same identity.
 pub(crate) fn identity_name(prefix: &str) -> String {
-    if prefix.ends_with('/') {
-        prefix.to_owned()
-    } else {
-        format!("{prefix}/")
-    }
+    format!("{}|", prefix.trim_end_matches(['|', '/']))
 }
 
 pub(crate) fn put_in_txn(

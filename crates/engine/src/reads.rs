@@ -18,6 +18,8 @@ pub struct LoadResult {
     pub includes: Vec<(String, String)>,
     /// Changes whenever any returned or included document changes; used as the HTTP `ETag`.
     pub version_hash: u64,
+    /// The change vector of each result (None where missing), for conditional loads of one document.
+    pub change_vectors: Vec<Option<String>>,
 }
 
 /// A listing of documents by id prefix (or newest first when there is no prefix).
@@ -65,10 +67,12 @@ impl Database {
                 Some(r) => {
                     hasher.add(r.change_vector.as_bytes());
                     result.results.push(Some(r.to_json_string(metadata_only)));
+                    result.change_vectors.push(Some(r.change_vector.clone()));
                 }
                 None => {
                     hasher.add(b"-");
                     result.results.push(None);
+                    result.change_vectors.push(None);
                 }
             }
             if let Some(r) = record {

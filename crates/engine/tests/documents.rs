@@ -104,7 +104,7 @@ fn server_generated_ids_and_identities() {
     assert_eq!(ids[0], "users/1");
     assert_eq!(ids[1], "users/2");
     assert_eq!(ids[2], "items/0000000000000000003-A");
-    assert_eq!(db.identities().unwrap(), [("users/".to_owned(), 2)]);
+    assert_eq!(db.identities().unwrap(), [("users|".to_owned(), 2)]);
 }
 
 #[test]
@@ -135,6 +135,16 @@ fn invalid_ids_are_refused_before_writing() {
     let db = open(dir.path());
     let long = "x".repeat(600);
     assert!(matches!(db.batch_blocking(vec![put(&long, json!({}), ExpectedChangeVector::Any)]), Err(EngineError::InvalidId(_))));
-    assert!(matches!(db.batch_blocking(vec![put("", json!({}), ExpectedChangeVector::Any)]), Err(EngineError::InvalidId(_))));
+    assert!(matches!(db.batch_blocking(vec![put("a\0b", json!({}), ExpectedChangeVector::Any)]), Err(EngineError::InvalidId(_))));
     assert_eq!(db.stats().unwrap().count_of_documents, 0);
+}
+
+#[test]
+fn a_batch_put_without_id_gets_a_generated_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let replies = db.batch_blocking(vec![put("", json!({"a": 1}), ExpectedChangeVector::Any)]).unwrap();
+    let BatchReply::Put { id, .. } = &replies[0] else { panic!("not a put") };
+    assert_eq!(id.len(), 36, "a GUID: {id}");
+    assert!(db.load(std::slice::from_ref(id), &[], false).unwrap().results[0].is_some());
 }

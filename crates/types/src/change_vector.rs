@@ -10,6 +10,11 @@ pub fn new_database_id() -> String {
     base64::engine::general_purpose::STANDARD_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes())
 }
 
+/// A new random id for a document stored without one (RavenDB makes up a GUID).
+pub fn new_guid() -> String {
+    uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
 pub fn format_change_vector(etag: u64, database_id: &str) -> String {
     format!("{NODE_TAG}:{etag}-{database_id}")
 }

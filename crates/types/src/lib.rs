@@ -6,7 +6,7 @@ mod dates;
 mod ids;
 pub mod metadata;
 
-pub use change_vector::{format_change_vector, new_database_id, NODE_TAG};
+pub use change_vector::{format_change_vector, new_database_id, new_guid, NODE_TAG};
 pub use dates::{format_date, now_nanos};
 pub use ids::{id_key, validate_id, IdError, MAX_ID_BYTES};
 

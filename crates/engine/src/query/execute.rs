@@ -8,7 +8,7 @@ use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
-use super::planner::{plan, Plan, ProjectionPlan, Source};
+use super::planner::{plan, Plan, ProjectionPlan, Source, ID_PATH};
 use super::projection::{included_ids, project};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
@@ -234,6 +234,9 @@ impl Database {
                 }
                 Some(ProjectionPlan::Fields(fields)) => {
                     let mut projected = project(&body, fields);
+                    for field in fields.iter().filter(|f| f.path == ID_PATH) {
+                        projected.insert(field.alias.clone(), Value::String(record.id.clone()));
+                    }
                     projected.insert("@metadata".into(), projection_metadata(record));
                     response.results.push(Value::Object(projected).to_string());
                 }

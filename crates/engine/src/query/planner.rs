@@ -21,6 +21,9 @@ pub(crate) enum Source {
     Index { handle: Arc<IndexHandle> },
 }
 
+/// The projected path that stands for the document id (`select id() as Id`).
+pub(crate) const ID_PATH: &str = "@metadata.@id";
+
 pub(crate) enum ProjectionPlan {
     Fields(Vec<ProjectedField>),
     /// A JavaScript object literal: `functions` run first (declared functions), then `function` (an
@@ -353,6 +356,10 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                             let path = t.path(path);
                             let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.clone());
                             out.push(ProjectedField { path, alias });
+                        }
+                        SelectExpr::Call(call) if call.is("id") && call.args.is_empty() => {
+                            let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "Id".to_owned());
+                            out.push(ProjectedField { path: ID_PATH.to_owned(), alias });
                         }
                         _ => return Err(unsupported("This projection", text, field.span)),
                     }

@@ -80,7 +80,8 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
                 Some(doc @ Value::Object(_)) => IncomingDocument::from_value(doc)?,
                 _ => return Err(ApiError::BadRequest(format!("Command #{index} (PUT) requires a 'Document' object"))),
             };
-            Ok(BatchCommand::Put { id: require_id()?, expected, document })
+            // A PUT without an id gets one made up by the server.
+            Ok(BatchCommand::Put { id: id.clone().unwrap_or_default(), expected, document })
         }
         "DELETE" => {
             let id = require_id()?;

@@ -96,7 +96,17 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     if single && loaded.results[0].is_none() {
         return Ok(not_found());
     }
-    if not_modified(&headers, loaded.version_hash) {
+    // One document without includes: its change vector is the ETag (conditional loads read it back).
+    let single_cv = if single && loaded.includes.is_empty() { loaded.change_vectors[0].clone() } else { None };
+    let etag = match &single_cv {
+        Some(cv) => HeaderValue::from_str(&format!("\"{cv}\"")).unwrap_or_else(|_| etag_header(loaded.version_hash)),
+        None => etag_header(loaded.version_hash),
+    };
+    let unchanged = match &single_cv {
+        Some(cv) => header_tag(&headers, "if-none-match").is_some_and(|tag| &tag == cv),
+        None => not_modified(&headers, loaded.version_hash),
+    };
+    if unchanged {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let mut body = String::with_capacity(256);
@@ -118,12 +128,15 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     }
     body.push_str("}}");
     let mut response = json(StatusCode::OK, body);
-    response.headers_mut().insert("ETag", etag_header(loaded.version_hash));
+    response.headers_mut().insert("ETag", etag);
     Ok(response)
 }
 
 fn required_id(query: &QueryParams) -> ApiResult<String> {
-    query.get("id").map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required".into()))
+    query
+        .get_non_empty("id")
+        .map(str::to_owned)
+        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required and must not be empty".into()))
 }
 
 pub async fn head_doc(
