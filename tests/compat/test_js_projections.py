@@ -58,3 +58,21 @@ def test_syntax_error_in_projection_is_refused(server_url, db_name, http):
     r = _query(http, server_url, db_name, "from Users as u select { x: u.Name + }")
     assert r.status_code == 400
     assert r.json()["Type"].endswith("JavaScriptException")
+
+
+def test_load_related_documents_in_projections(server_url, db_name, http):
+    companies = {f"companies/{i}": f"Company {i}" for i in range(5)}
+    orders = {f"orders/{i}": {"Company": f"companies/{i % 7}", "Total": i} for i in range(20)}  # some companies missing
+    commands = [{"Id": k, "ChangeVector": None, "Type": "PUT", "Document": {"Name": v, "@metadata": {"@collection": "Companies"}}} for k, v in companies.items()]
+    commands += [{"Id": k, "ChangeVector": None, "Type": "PUT", "Document": {**v, "@metadata": {"@collection": "Orders"}}} for k, v in orders.items()]
+    assert http.post(f"{server_url}/databases/{db_name}/bulk_docs", json={"Commands": commands}).status_code == 201
+
+    r = _query(http, server_url, db_name, "from Orders as o load o.Company as c select c.Name as CompanyName, o.Total as Total")
+    assert r.status_code == 200, r.text
+    got = {(x["@metadata"]["@id"], x["CompanyName"], x["Total"]) for x in r.json()["Results"]}
+    assert got == {(k, companies.get(v["Company"]), v["Total"]) for k, v in orders.items()}
+
+    r = _query(http, server_url, db_name, "from Orders as o load o.Company as c select { Label: (c ? c.Name : 'missing') + '/' + o.Total }")
+    assert r.status_code == 200, r.text
+    got = {x["@metadata"]["@id"]: x["Label"] for x in r.json()["Results"]}
+    assert got == {k: f"{companies.get(v['Company'], 'missing')}/{v['Total']}" for k, v in orders.items()}

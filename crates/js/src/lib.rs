@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rquickjs::function::This;
+use rquickjs::function::{Rest, This};
 use rquickjs::{CatchResultExt, CaughtError, Context, Function, Runtime, Value};
 
 #[derive(Debug, Clone, Copy)]
@@ -110,11 +110,21 @@ impl Sandbox {
     /// Calls the global function `name` with `this` and one argument both set to the JSON document; returns
     /// the result as JSON text (`null` for undefined).
     pub fn call_with_document(&self, name: &str, document_json: &str) -> Result<String, JsError> {
+        self.call_with_documents(name, &[document_json])
+    }
+
+    /// Calls the global function `name` with the JSON arguments (`this` is the first); returns the result as
+    /// JSON text (`null` for undefined).
+    pub fn call_with_documents(&self, name: &str, arguments_json: &[&str]) -> Result<String, JsError> {
         self.arm();
         let result = self.context.with(|ctx| {
             let function: Function = ctx.globals().get(name).map_err(|e| e.to_string())?;
-            let document = ctx.json_parse(document_json).map_err(|e| e.to_string())?;
-            let value: Value = function.call((This(document.clone()), document)).catch(&ctx).map_err(|e| caught_message(&e))?;
+            let mut arguments = Vec::with_capacity(arguments_json.len());
+            for json in arguments_json {
+                arguments.push(ctx.json_parse(*json).map_err(|e| e.to_string())?);
+            }
+            let this = arguments.first().cloned().unwrap_or_else(|| Value::new_undefined(ctx.clone()));
+            let value: Value = function.call((This(this), Rest(arguments))).catch(&ctx).map_err(|e| caught_message(&e))?;
             let text = ctx.json_stringify(value).catch(&ctx).map_err(|e| caught_message(&e))?;
             Ok(match text {
                 Some(s) => s.to_string().map_err(|e| e.to_string())?,
@@ -153,6 +163,14 @@ mod tests {
         js.run("function upper(s) { return s.toUpperCase(); }").unwrap();
         js.define("project", "(function(u) { return { Name: upper(u.Name), Twice: this.Age * 2 }; })").unwrap();
         assert_eq!(js.call_with_document("project", r#"{"Name":"jo","Age":21}"#).unwrap(), r#"{"Name":"JO","Twice":42}"#);
+    }
+
+    #[test]
+    fn passes_several_documents() {
+        let js = sandbox();
+        js.define("f", "(function(o, c) { return { Total: o.Total, Company: c === null ? null : c.Name }; })").unwrap();
+        assert_eq!(js.call_with_documents("f", &[r#"{"Total":5}"#, r#"{"Name":"Acme"}"#]).unwrap(), r#"{"Total":5,"Company":"Acme"}"#);
+        assert_eq!(js.call_with_documents("f", &[r#"{"Total":5}"#, "null"]).unwrap(), r#"{"Total":5,"Company":null}"#);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
 use super::planner::{plan, Plan, ProjectionPlan, Source, ID_PATH};
-use super::projection::{included_ids, project};
+use super::projection::{included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
@@ -205,7 +205,8 @@ impl Database {
         };
         for record in &records {
             hasher.add(record.change_vector.as_bytes());
-            let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_))) || !plan.includes.is_empty();
+            let needs_body =
+                matches!(plan.projection, Some(ProjectionPlan::Fields(_))) || !plan.includes.is_empty() || !plan.loads.is_empty();
             let body: Value = if needs_body {
                 serde_json::from_str(&record.body)
                     .map_err(|e| EngineError::Internal(format!("stored document {} is not JSON: {e}", record.id)))?
@@ -215,11 +216,23 @@ impl Database {
             if !plan.includes.is_empty() {
                 include_ids.extend(included_ids(&body, &plan.includes));
             }
+            // Documents named by `load`, as wire JSON (None where the id is missing or not a string).
+            let mut loaded: Vec<Option<String>> = Vec::with_capacity(plan.loads.len());
+            for load in &plan.loads {
+                let document = match value_at(&body, &load.path) {
+                    Value::String(id) => snapshot.document(&id_key(&id))?.map(|d| d.to_json_string(false)),
+                    _ => None,
+                };
+                loaded.push(document);
+            }
             match &plan.projection {
                 None => response.results.push(record.to_json_string(request.metadata_only)),
                 Some(ProjectionPlan::Js { .. }) => {
                     let sandbox = sandbox.as_ref().expect("created for JavaScript projections");
-                    let output = sandbox.call_with_document(PROJECTION_FUNCTION, &record.to_json_string(false)).map_err(script_error)?;
+                    let document = record.to_json_string(false);
+                    let mut arguments: Vec<&str> = vec![&document];
+                    arguments.extend(loaded.iter().map(|l| l.as_deref().unwrap_or("null")));
+                    let output = sandbox.call_with_documents(PROJECTION_FUNCTION, &arguments).map_err(script_error)?;
                     let mut projected = match serde_json::from_str(&output) {
                         Ok(Value::Object(map)) => map,
                         Ok(other) => {
@@ -236,6 +249,17 @@ impl Database {
                     let mut projected = project(&body, fields);
                     for field in fields.iter().filter(|f| f.path == ID_PATH) {
                         projected.insert(field.alias.clone(), Value::String(record.id.clone()));
+                    }
+                    // Fields of loaded documents: `c.Name` where `c` is a load alias.
+                    for field in fields {
+                        let Some((first, rest)) = field.path.split_once('.') else { continue };
+                        if let Some(i) = plan.loads.iter().position(|l| l.alias == first) {
+                            let value = match &loaded[i] {
+                                Some(json) => value_at(&serde_json::from_str(json).unwrap_or(Value::Null), rest),
+                                None => Value::Null,
+                            };
+                            projected.insert(field.alias.clone(), value);
+                        }
                     }
                     projected.insert("@metadata".into(), projection_metadata(record));
                     response.results.push(Value::Object(projected).to_string());

@@ -48,6 +48,14 @@ pub(crate) struct Plan {
     pub created_index: bool,
     /// For `group by` queries: how to turn reduce results into result rows.
     pub reduce: Option<ReducePlan>,
+    /// `load <path> as <alias>`: related documents bound to aliases for the projection.
+    pub loads: Vec<LoadPlan>,
+}
+
+pub(crate) struct LoadPlan {
+    /// Path in the result document holding the id to load.
+    pub path: String,
+    pub alias: String,
 }
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -300,9 +308,6 @@ fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
     if let Some(f) = query.declared_functions.first().filter(|_| !js_projection) {
         return Err(unsupported("'declare function' without a JavaScript projection", text, f.span));
     }
-    if let Some(l) = query.load.first() {
-        return Err(unsupported("'load'", text, l.span));
-    }
     if let Some(f) = &query.filter {
         return Err(unsupported("'filter'", text, f.span()));
     }
@@ -331,13 +336,20 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         return plan_group_by(db, request, &query, &collection, skip, take);
     }
 
+    let loads: Vec<LoadPlan> = query.load.iter().map(|l| LoadPlan { path: t.path(&l.path), alias: l.alias.name.clone() }).collect();
+    if !loads.is_empty() && !matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Fields(_) | Projection::Js(_))) {
+        return Err(invalid("'load' needs a 'select' that uses the loaded documents"));
+    }
+
     let projection = match &query.select {
         None => None,
         Some(select) if select.distinct => return Err(unsupported("'select distinct'", text, select.span)),
         Some(select) => match &select.projection {
             Projection::All => None,
             Projection::Js(js) => {
-                let alias = query.from.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "__doc".to_owned());
+                let mut params = vec![query.from.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "__doc".to_owned())];
+                params.extend(query.load.iter().map(|l| l.alias.name.clone()));
+                let alias = params.join(", ");
                 let functions = query
                     .declared_functions
                     .iter()
@@ -398,6 +410,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 ids: None,
                 created_index: false,
                 reduce: None,
+                loads,
             });
         }
     };
@@ -420,6 +433,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             ids,
             created_index: false,
             reduce: None,
+            loads,
         });
     }
     let filter = match &query.where_clause {
@@ -428,7 +442,19 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     };
     let sort = order_by(&query, &mut t)?;
     let (handle, created_index) = db.indexes.find_or_create(&collection, &t.needed)?;
-    Ok(Plan { source: Source::Index { handle }, filter, sort, skip, take, projection, includes, ids: None, created_index, reduce: None })
+    Ok(Plan {
+        source: Source::Index { handle },
+        filter,
+        sort,
+        skip,
+        take,
+        projection,
+        includes,
+        ids: None,
+        created_index,
+        reduce: None,
+        loads,
+    })
 }
 
 fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, EngineError> {
@@ -559,6 +585,7 @@ fn plan_group_by(
         ids: None,
         created_index,
         reduce: Some(reduce),
+        loads: Vec::new(),
     })
 }
 
