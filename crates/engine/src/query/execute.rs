@@ -48,6 +48,36 @@ const PROJECTION_HELPERS: &str = "function id(d) { return d && d['@metadata'] ? 
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }\n\
 function load() { throw new Error('load() is not supported in projections yet'); }";
 
+/// The page to read from the source: everything when distinct or random results are paged afterwards.
+fn page_of(plan: &Plan) -> (usize, usize) {
+    if plan.needs_all_matches() {
+        (0, usize::MAX)
+    } else {
+        (plan.skip, plan.take)
+    }
+}
+
+/// A result's JSON without its `@metadata`, to compare projections for `distinct`.
+fn without_metadata(result: &str) -> String {
+    match serde_json::from_str::<Value>(result) {
+        Ok(Value::Object(mut map)) => {
+            map.shift_remove("@metadata");
+            Value::Object(map).to_string()
+        }
+        _ => result.to_owned(),
+    }
+}
+
+/// Fisher-Yates with xorshift64: deterministic for a given seed (`random('seed')`).
+fn shuffle<T>(items: &mut [T], mut seed: u64) {
+    for i in (1..items.len()).rev() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        items.swap(i, (seed % (i as u64 + 1)) as usize);
+    }
+}
+
 fn projection_metadata(record: &DocumentRecord) -> Value {
     let mut metadata = Map::new();
     metadata.insert("@id".into(), Value::String(record.id.clone()));
@@ -109,10 +139,10 @@ impl Database {
                     });
                 };
                 // No page is larger than the index itself (clients send "no limit" as the largest integer).
-                let take = plan.take.min(index.entries_count() as usize);
-                let found = index
-                    .search(&plan.filter, &plan.sort, plan.skip, take)
-                    .map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+                let (skip, take) = page_of(&plan);
+                let take = take.min(index.entries_count() as usize);
+                let found =
+                    index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
                 response.total_results = found.total as u64;
                 let mut records = Vec::with_capacity(found.keys.len());
                 for key in &found.keys {
@@ -136,6 +166,7 @@ impl Database {
         plan: &Plan,
         response: &mut QueryResponse,
     ) -> Result<Vec<DocumentRecord>, EngineError> {
+        let (skip, take) = page_of(plan);
         let all_docs = matches!(plan.source, Source::AllDocs { .. });
         let collection = match &plan.source {
             Source::Collection { name } => id_key(name),
@@ -156,16 +187,16 @@ impl Database {
                 }
             }
             response.total_results = found.len() as u64;
-            return Ok(found.into_iter().skip(plan.skip).take(plan.take).collect());
+            return Ok(found.into_iter().skip(skip).take(take).collect());
         }
         let mut out = Vec::new();
         let mut skipped = 0;
         let mut visit = |record: DocumentRecord| {
-            if skipped < plan.skip {
+            if skipped < skip {
                 skipped += 1;
                 return true;
             }
-            if out.len() >= plan.take {
+            if out.len() >= take {
                 return false;
             }
             out.push(record);
@@ -276,6 +307,17 @@ impl Database {
                 hasher.add(doc.change_vector.as_bytes());
                 response.includes.push((doc.id.clone(), doc.to_json_string(false)));
             }
+        }
+        if plan.distinct {
+            let mut seen = HashSet::new();
+            response.results.retain(|r| seen.insert(without_metadata(r)));
+            response.total_results = response.results.len() as u64;
+        }
+        if let Some(seed) = plan.random {
+            shuffle(&mut response.results, seed);
+        }
+        if plan.needs_all_matches() {
+            response.results = std::mem::take(&mut response.results).into_iter().skip(plan.skip).take(plan.take).collect();
         }
         // Kept within 2^53 so JavaScript clients read it exactly.
         response.result_etag = hasher.finish() >> 11;

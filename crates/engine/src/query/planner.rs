@@ -50,6 +50,17 @@ pub(crate) struct Plan {
     pub reduce: Option<ReducePlan>,
     /// `load <path> as <alias>`: related documents bound to aliases for the projection.
     pub loads: Vec<LoadPlan>,
+    /// `select distinct`: repeated projections are returned once.
+    pub distinct: bool,
+    /// `order by random()`: results shuffled with this seed.
+    pub random: Option<u64>,
+}
+
+impl Plan {
+    /// Distinct and random results need every match before paging.
+    pub fn needs_all_matches(&self) -> bool {
+        self.distinct || self.random.is_some()
+    }
 }
 
 pub(crate) struct LoadPlan {
@@ -336,6 +347,8 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         return plan_group_by(db, request, &query, &collection, skip, take);
     }
 
+    let distinct = query.select.as_ref().is_some_and(|s| s.distinct);
+    let random = random_seed(&query, &t)?;
     let loads: Vec<LoadPlan> = query.load.iter().map(|l| LoadPlan { path: t.path(&l.path), alias: l.alias.name.clone() }).collect();
     if !loads.is_empty() && !matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Fields(_) | Projection::Js(_))) {
         return Err(invalid("'load' needs a 'select' that uses the loaded documents"));
@@ -343,7 +356,9 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
 
     let projection = match &query.select {
         None => None,
-        Some(select) if select.distinct => return Err(unsupported("'select distinct'", text, select.span)),
+        Some(select) if select.distinct && !matches!(select.projection, Projection::Fields(_) | Projection::Js(_)) => {
+            return Err(unsupported("'select distinct' without fields", text, select.span))
+        }
         Some(select) => match &select.projection {
             Projection::All => None,
             Projection::Js(js) => {
@@ -411,6 +426,8 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 created_index: false,
                 reduce: None,
                 loads,
+                distinct,
+                random,
             });
         }
     };
@@ -434,6 +451,8 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             created_index: false,
             reduce: None,
             loads,
+            distinct,
+            random,
         });
     }
     let filter = match &query.where_clause {
@@ -454,6 +473,8 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         created_index,
         reduce: None,
         loads,
+        distinct,
+        random,
     })
 }
 
@@ -475,11 +496,34 @@ fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, Engin
             Operand::Call(call) if call.is("score") => {
                 sort.push(SortKey { field: String::new(), kind: SortKind::Score, descending: field.descending })
             }
+            Operand::Call(call) if call.is("random") => {} // handled by random_seed()
             Operand::Call(call) => return Err(unsupported(&format!("order by {}()", call.name), t.text, call.span)),
             Operand::Value(v) => return Err(unsupported("order by a constant", t.text, v.span)),
         }
     }
     Ok(sort)
+}
+
+/// The seed of `order by random()` / `random('seed')`, if the query orders randomly.
+fn random_seed(query: &Query, t: &Translator<'_>) -> Result<Option<u64>, EngineError> {
+    for field in &query.order_by {
+        if let Operand::Call(call) = &field.expr {
+            if call.is("random") {
+                let seed = match call.args.first() {
+                    Some(Arg::Value(v)) => format!("{:?}", t.value(v)?),
+                    Some(other) => other.to_string(),
+                    None => corvid_types::now_nanos().to_string(),
+                };
+                let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+                for b in seed.bytes() {
+                    hash ^= u64::from(b);
+                    hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+                }
+                return Ok(Some(hash | 1));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// `from Coll group by a, b select a, count() as n, sum(x) [where ...] [order by ...]`: a map-reduce index.
@@ -586,6 +630,8 @@ fn plan_group_by(
         created_index,
         reduce: Some(reduce),
         loads: Vec::new(),
+        distinct: false,
+        random: None,
     })
 }
 
