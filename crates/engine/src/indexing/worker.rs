@@ -18,8 +18,12 @@ use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
 use crate::EngineError;
 
-/// Documents per tantivy commit; a commit costs fsyncs, so batches are large.
+/// Documents per tantivy commit when keeping up with writes: small enough that new writes become visible
+/// quickly.
 const BATCH: usize = 8192;
+/// Documents per commit while far behind (a new index over existing data): a commit costs fsyncs and a new
+/// segment, so catching up commits rarely.
+const CATCH_UP_BATCH: usize = 65_536;
 
 pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
     let mut retired_narrower = false;
@@ -105,12 +109,13 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
     }
     *handle.status.lock() = format!("Indexing documents after etag {from}");
     let definition = &handle.definition;
+    let batch = if last_etag - from > CATCH_UP_BATCH as u64 { CATCH_UP_BATCH } else { BATCH };
     let mut records = Vec::new();
     let mut cut = last_etag;
     let mut visit = |record: corvid_storage::DocumentRecord| {
         let etag = record.etag;
         records.push(record);
-        if records.len() >= BATCH {
+        if records.len() >= batch {
             cut = etag;
             return false;
         }
