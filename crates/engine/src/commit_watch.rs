@@ -6,41 +6,45 @@ use parking_lot::{Condvar, Mutex};
 
 #[derive(Default)]
 pub struct CommitWatch {
-    etag: Mutex<u64>,
+    /// (last committed etag, number of `wake_all` calls)
+    etag: Mutex<(u64, u64)>,
     changed: Condvar,
 }
 
 impl CommitWatch {
     pub fn new(etag: u64) -> CommitWatch {
-        CommitWatch { etag: Mutex::new(etag), changed: Condvar::new() }
+        CommitWatch { etag: Mutex::new((etag, 0)), changed: Condvar::new() }
     }
 
     pub fn publish(&self, etag: u64) {
         let mut current = self.etag.lock();
-        if etag > *current {
-            *current = etag;
+        if etag > current.0 {
+            current.0 = etag;
         }
         self.changed.notify_all();
     }
 
     pub fn current(&self) -> u64 {
-        *self.etag.lock()
+        self.etag.lock().0
     }
 
-    /// Waits until the committed etag exceeds `seen` or `timeout` passes; returns the current etag.
+    /// Waits until the committed etag exceeds `seen`, `wake_all` is called, or `timeout` passes; returns the
+    /// current etag.
     pub fn wait_beyond(&self, seen: u64, timeout: Duration) -> u64 {
         let deadline = Instant::now() + timeout;
         let mut current = self.etag.lock();
-        while *current <= seen {
+        let wakes = current.1;
+        while current.0 <= seen && current.1 == wakes {
             if self.changed.wait_until(&mut current, deadline).timed_out() {
                 break;
             }
         }
-        *current
+        current.0
     }
 
-    /// Wakes every waiter without a new commit (used at shutdown).
+    /// Wakes every waiter without a new commit (stopping an index, shutdown).
     pub fn wake_all(&self) {
+        self.etag.lock().1 += 1;
         self.changed.notify_all();
     }
 }

@@ -216,6 +216,9 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 // This commit flushed the data file, which also made the previous commit's meta page durable.
                 // A fully durable commit flushes twice (data, then meta page).
                 stats.fsyncs.fetch_add(if deferred { 1 } else { 2 }, Ordering::Relaxed);
+                // Publish before answering: a client that reads after its write was acknowledged must find
+                // the write counted (queries waiting for indexes use this etag as their cutoff).
+                on_commit(last_etag);
                 acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
                 if deferred {
                     unacknowledged = done;
@@ -223,7 +226,6 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 } else {
                     acknowledge(done, last_etag, None, stats);
                 }
-                on_commit(last_etag);
             }
             Committed::Nothing => {}
         }
