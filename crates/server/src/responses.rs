@@ -33,9 +33,17 @@ pub async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiErr
     tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::Internal(format!("background task failed: {e}")))?
 }
 
-/// Awaits the answer of a write submitted to a database's merger.
-pub async fn await_write<T>(receiver: tokio::sync::oneshot::Receiver<Result<T, corvid_engine::EngineError>>) -> Result<T, ApiError> {
-    match receiver.await {
+/// How a database's merger answers a write.
+pub type Reply<T> = Box<dyn FnOnce(Result<T, corvid_engine::EngineError>) + Send>;
+
+/// Submits a write to a database's merger (`submit` hands it the reply callback) and awaits its durable
+/// answer without blocking the async worker.
+pub async fn written<T: Send + 'static>(submit: impl FnOnce(Reply<T>) -> Result<(), corvid_engine::EngineError>) -> Result<T, ApiError> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    submit(Box::new(move |result| {
+        let _ = tx.send(result);
+    }))?;
+    match rx.await {
         Ok(result) => result.map_err(ApiError::from),
         Err(_) => Err(ApiError::Internal("the write was dropped by the database writer".into())),
     }

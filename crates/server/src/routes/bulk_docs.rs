@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::body::{parse_json, read_body};
 use crate::error::{ApiError, ApiResult};
-use crate::responses::{await_write, blocking, json_value};
+use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
@@ -41,11 +41,7 @@ pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, he
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let commands = if bytes.len() > INLINE_PARSE_LIMIT { blocking(move || parse_batch(&bytes)).await? } else { parse_batch(&bytes)? };
     let database = state.landlord.database(&db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_batch(commands, move |r| {
-        let _ = tx.send(r);
-    })?;
-    let replies = await_write(rx).await?;
+    let replies = written(|reply| database.submit_batch(commands, reply)).await?;
     let results: Vec<Value> = replies.into_iter().map(reply_json).collect();
     Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
 }

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use crate::body::{parse_json, read_body};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{await_write, blocking, header_tag, json, json_value, no_content, not_found};
+use crate::responses::{blocking, header_tag, json, json_value, no_content, not_found, written};
 use crate::state::AppState;
 
 const DEFAULT_PAGE_SIZE: usize = 1024 * 1024;
@@ -162,11 +162,7 @@ pub async fn head_doc(
 
 async fn run_single(state: &AppState, db: &str, command: BatchCommand) -> ApiResult<BatchReply> {
     let database = state.landlord.database(db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_batch(vec![command], move |r| {
-        let _ = tx.send(r);
-    })?;
-    let mut replies = await_write(rx).await?;
+    let mut replies = written(|reply| database.submit_batch(vec![command], reply)).await?;
     replies.pop().ok_or_else(|| ApiError::Internal("the batch returned no reply".into()))
 }
 

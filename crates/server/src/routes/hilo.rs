@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{await_write, blocking, json_value, no_content};
+use crate::responses::{blocking, json_value, no_content, written};
 use crate::state::AppState;
 
 pub async fn next(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
@@ -21,11 +21,7 @@ pub async fn next(State(state): State<AppState>, Path(db): Path<String>, RawQuer
         last_max: query.get_u64("lastMax").unwrap_or(0),
     };
     let database = state.landlord.database(&db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_hilo_next(request, move |r| {
-        let _ = tx.send(r);
-    })?;
-    let range = await_write(rx).await?;
+    let range = written(|reply| database.submit_hilo_next(request, reply)).await?;
     Ok(json_value(
         StatusCode::CREATED,
         &json!({"Prefix": range.prefix, "Low": range.low, "High": range.high, "LastSize": range.last_size,
@@ -39,11 +35,7 @@ pub async fn return_range(State(state): State<AppState>, Path(db): Path<String>,
     let end = query.get_u64("end").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'end'".into()))?;
     let last = query.get_u64("last").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'last'".into()))?;
     let database = state.landlord.database(&db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_hilo_return(tag, end, last, move |r| {
-        let _ = tx.send(r);
-    })?;
-    await_write(rx).await?;
+    written(|reply| database.submit_hilo_return(tag, end, last, reply)).await?;
     Ok(no_content())
 }
 
@@ -55,11 +47,7 @@ pub async fn identity_next(State(state): State<AppState>, Path(db): Path<String>
     let query = QueryParams::parse(raw.as_deref());
     let name = identity_name(&query)?;
     let database = state.landlord.database(&db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_identity_next(name, move |r| {
-        let _ = tx.send(r);
-    })?;
-    let value = await_write(rx).await?;
+    let value = written(|reply| database.submit_identity_next(name, reply)).await?;
     Ok(json_value(StatusCode::OK, &json!({ "NewIdentityValue": value })))
 }
 
@@ -69,11 +57,7 @@ pub async fn identity_seed(State(state): State<AppState>, Path(db): Path<String>
     let value = query.get_u64("value").ok_or_else(|| ApiError::BadRequest("Seeding an identity requires a numeric 'value'".into()))?;
     let force = query.get_bool("force");
     let database = state.landlord.database(&db).await?;
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    database.submit_identity_seed(name, value, force, move |r| {
-        let _ = tx.send(r);
-    })?;
-    let value = await_write(rx).await?;
+    let value = written(|reply| database.submit_identity_seed(name, value, force, reply)).await?;
     Ok(json_value(StatusCode::OK, &json!({ "NewSeedValue": value })))
 }
 
