@@ -34,10 +34,18 @@ pub struct PageRequest {
     pub metadata_only: bool,
 }
 
-/// FNV-1a, stable across builds and platforms (unlike std's hasher).
+/// FNV-1a, stable across builds and platforms (unlike std's hasher). Used for result versions (ETags),
+/// index directory names and random-order seeds.
 pub(crate) struct VersionHasher(u64);
 
 impl VersionHasher {
+    /// The hash of one string.
+    pub fn of(text: &str) -> u64 {
+        let mut hasher = VersionHasher::new();
+        hasher.add(text.as_bytes());
+        hasher.finish()
+    }
+
     pub fn new() -> Self {
         VersionHasher(0xcbf2_9ce4_8422_2325)
     }

@@ -131,12 +131,7 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
 
 fn directory_name(name: &str) -> String {
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).take(80).collect();
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{safe}-{:08x}", hash as u32)
+    format!("{safe}-{:08x}", crate::reads::VersionHasher::of(name) as u32)
 }
 
 impl IndexRegistry {

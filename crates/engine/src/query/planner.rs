@@ -404,78 +404,43 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         }
     }
 
-    let (collection, all_docs) = match &query.from.source {
-        FromSource::Collection { name, .. } => (name.clone(), false),
-        FromSource::AllDocs { .. } => (ALL_DOCS.to_owned(), true),
+    // Where the results come from: a named index, a collection scan, or an automatic index.
+    let (source, filter, sort, ids, created_index) = match &query.from.source {
         FromSource::Index { name, .. } => {
             let handle = db.indexes.get(name).ok_or_else(|| EngineError::IndexDoesNotExist(name.clone()))?;
-            let filter = match &query.where_clause {
-                Some(w) => t.expr(w, false)?,
-                None => Filter::All,
-            };
+            let filter = where_filter(&query, &mut t)?;
             let sort = order_by(&query, &mut t)?;
-            return Ok(Plan {
-                source: Source::Index { handle },
-                filter,
-                sort,
-                skip,
-                take,
-                projection,
-                includes,
-                ids: None,
-                created_index: false,
-                reduce: None,
-                loads,
-                distinct,
-                random,
-            });
+            (Source::Index { handle }, filter, sort, None, false)
+        }
+        FromSource::Collection { .. } | FromSource::AllDocs { .. } => {
+            let (collection, all_docs) = match &query.from.source {
+                FromSource::Collection { name, .. } => (name.clone(), false),
+                _ => (ALL_DOCS.to_owned(), true),
+            };
+            let ids = match &query.where_clause {
+                Some(w) => id_only(w, &t)?,
+                None => None,
+            };
+            let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
+            if filterless && query.order_by.is_empty() {
+                let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
+                (source, Filter::All, Vec::new(), ids, false)
+            } else {
+                let filter = where_filter(&query, &mut t)?;
+                let sort = order_by(&query, &mut t)?;
+                let (handle, created_index) = db.indexes.find_or_create(&collection, &t.needed)?;
+                (Source::Index { handle }, filter, sort, None, created_index)
+            }
         }
     };
+    Ok(Plan { source, filter, sort, skip, take, projection, includes, ids, created_index, reduce: None, loads, distinct, random })
+}
 
-    let ids = match &query.where_clause {
-        Some(w) => id_only(w, &t)?,
-        None => None,
-    };
-    let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
-    if filterless && query.order_by.is_empty() {
-        let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
-        return Ok(Plan {
-            source,
-            filter: Filter::All,
-            sort: Vec::new(),
-            skip,
-            take,
-            projection,
-            includes,
-            ids,
-            created_index: false,
-            reduce: None,
-            loads,
-            distinct,
-            random,
-        });
+fn where_filter(query: &Query, t: &mut Translator<'_>) -> Result<Filter, EngineError> {
+    match &query.where_clause {
+        Some(w) => t.expr(w, false),
+        None => Ok(Filter::All),
     }
-    let filter = match &query.where_clause {
-        Some(w) => t.expr(w, false)?,
-        None => Filter::All,
-    };
-    let sort = order_by(&query, &mut t)?;
-    let (handle, created_index) = db.indexes.find_or_create(&collection, &t.needed)?;
-    Ok(Plan {
-        source: Source::Index { handle },
-        filter,
-        sort,
-        skip,
-        take,
-        projection,
-        includes,
-        ids: None,
-        created_index,
-        reduce: None,
-        loads,
-        distinct,
-        random,
-    })
 }
 
 fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, EngineError> {
@@ -514,12 +479,7 @@ fn random_seed(query: &Query, t: &Translator<'_>) -> Result<Option<u64>, EngineE
                     Some(other) => other.to_string(),
                     None => corvid_types::now_nanos().to_string(),
                 };
-                let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-                for b in seed.bytes() {
-                    hash ^= u64::from(b);
-                    hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-                }
-                return Ok(Some(hash | 1));
+                return Ok(Some(crate::reads::VersionHasher::of(&seed) | 1));
             }
         }
     }
