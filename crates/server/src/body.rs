@@ -22,6 +22,11 @@ pub async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<
     })
 }
 
+/// Reads a body under the size limit and parses it as JSON.
+pub async fn read_json(body: Body, headers: &HeaderMap, limit: usize) -> Result<serde_json::Value, ApiError> {
+    parse_json(&read_body(body, headers, limit).await?)
+}
+
 pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ApiError::InvalidJson("the body is empty".into()));

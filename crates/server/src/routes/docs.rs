@@ -9,7 +9,7 @@ use corvid_engine::{BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocu
 use corvid_storage::push_json_string;
 use serde_json::{json, Value};
 
-use crate::body::{parse_json, read_body};
+use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::responses::{blocking, header_tag, json, json_value, no_content, not_found, written};
@@ -39,8 +39,7 @@ pub async fn post_docs(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let request = parse_json(&bytes)?;
+    let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let ids = request
         .get("Ids")
         .and_then(Value::as_array)
@@ -175,8 +174,7 @@ pub async fn put_doc(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let id = required_id(&query)?;
-    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let document = IncomingDocument::from_value(parse_json(&bytes)?)?;
+    let document = IncomingDocument::from_value(read_json(body, &headers, state.config.max_body_bytes).await?)?;
     let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
     match run_single(&state, &db, BatchCommand::Put { id, expected, document }).await? {
         BatchReply::Put { id, change_vector, .. } => Ok(json_value(StatusCode::CREATED, &json!({"Id": id, "ChangeVector": change_vector}))),

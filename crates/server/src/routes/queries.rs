@@ -11,7 +11,7 @@ use corvid_storage::push_json_string;
 use corvid_types::{format_date, NODE_TAG};
 use serde_json::{Map, Value};
 
-use crate::body::{parse_json, read_body};
+use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::responses::{blocking, header_tag, json};
@@ -84,8 +84,7 @@ pub async fn post_query(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let request = request_from_body(&parse_json(&bytes)?, &query)?;
+    let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
     run(state, db, headers, request).await
 }
 
