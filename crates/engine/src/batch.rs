@@ -4,6 +4,7 @@
 use corvid_storage::{DocumentRecord, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_id, NODE_TAG};
 
+use crate::patch::{patch_document, patch_in_txn, PatchCommand, PatchOutcome};
 use crate::{Database, EngineError, IncomingDocument};
 
 /// What the client said the document's current change vector must be.
@@ -26,7 +27,7 @@ impl ExpectedChangeVector {
         }
     }
 
-    fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
+    pub(crate) fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
         let violation = |detail: String| EngineError::Concurrency {
             message: format!("{detail}. Optimistic concurrency violation, transaction will be aborted."),
         };
@@ -63,12 +64,20 @@ pub enum BatchCommand {
     DeletePrefix {
         prefix: String,
     },
+    Patch(Box<PatchCommand>),
+    /// `BatchPATCH`: one script over many documents (each with its own expected change vector).
+    BatchPatch {
+        ids: Vec<(String, ExpectedChangeVector)>,
+        patch: Box<PatchCommand>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchReply {
     Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
     Delete { id: String, deleted: bool, change_vector: Option<String> },
+    Patch(Box<PatchOutcome>),
+    BatchPatch(Vec<PatchOutcome>),
 }
 
 /// Checks ids up front so a batch with a bad id is refused before it reaches the writer.
@@ -87,6 +96,14 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
             validate_id(id)?;
         }
         BatchCommand::DeletePrefix { .. } => {}
+        BatchCommand::Patch(patch) => {
+            validate_id(&patch.id)?;
+        }
+        BatchCommand::BatchPatch { ids, .. } => {
+            for (id, _) in ids {
+                validate_id(id)?;
+            }
+        }
     }
     Ok(())
 }
@@ -161,6 +178,15 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies:
             }
             replies.push(BatchReply::Delete { id: format!("{prefix}*"), deleted: !keys.is_empty(), change_vector: None });
         }
+        BatchCommand::Patch(patch) => replies.push(BatchReply::Patch(Box::new(patch_in_txn(txn, &patch, now)?))),
+        BatchCommand::BatchPatch { ids, mut patch } => {
+            let mut outcomes = Vec::with_capacity(ids.len());
+            for (id, expected) in ids {
+                patch.expected = expected;
+                outcomes.push(patch_document(txn, &id, &patch, None, now)?);
+            }
+            replies.push(BatchReply::BatchPatch(outcomes));
+        }
     }
     Ok(())
 }
@@ -195,5 +221,17 @@ impl Database {
             let _ = tx.send(r);
         })?;
         rx.recv().unwrap_or_else(|_| Err(EngineError::ShuttingDown { database: self.name().to_owned() }))
+    }
+}
+
+impl Database {
+    /// Applies one patch (`PATCH /docs`) once it is durable.
+    pub fn submit_patch(
+        &self,
+        command: PatchCommand,
+        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        validate_id(&command.id)?;
+        self.write(move |txn| patch_in_txn(txn, &command, now_nanos()), reply)
     }
 }

@@ -9,6 +9,16 @@ use std::time::{Duration, Instant};
 use rquickjs::function::{Rest, This};
 use rquickjs::{CatchResultExt, CaughtError, Context, Function, Runtime, Value};
 
+mod host;
+pub use host::Host;
+
+/// Defined in every sandbox: `__host(op, [args])` calls the current `Host` and throws its errors.
+const HOST_PRELUDE: &str = "function __host(op, args) {\n\
+  const r = JSON.parse(__corvid_host(op, JSON.stringify(args === undefined ? [] : args)));\n\
+  if (r.error !== undefined) { throw new Error(r.error); }\n\
+  return r.ok;\n\
+}";
+
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Longest a single call may run.
@@ -57,7 +67,25 @@ impl Sandbox {
             d != 0 && epoch.elapsed().as_nanos() as u64 > d
         })));
         let context = Context::full(&runtime).map_err(|e| JsError::Runtime(e.to_string()))?;
+        context
+            .with(|ctx| {
+                let native = Function::new(ctx.clone(), |op: String, arguments: String| -> String {
+                    let answer = match host::dispatch(&op, &arguments) {
+                        Ok(json) => format!("{{\"ok\":{json}}}"),
+                        Err(message) => serde_json::json!({ "error": message }).to_string(),
+                    };
+                    answer
+                })?;
+                ctx.globals().set("__corvid_host", native)?;
+                ctx.eval::<(), _>(HOST_PRELUDE)
+            })
+            .map_err(|e| JsError::Runtime(e.to_string()))?;
         Ok(Sandbox { _runtime: runtime, context, limits, deadline, epoch })
+    }
+
+    /// Like `call_with_documents`, with `host` answering the script's `__host(...)` calls.
+    pub fn call_with_host(&self, name: &str, arguments_json: &[&str], host: &mut dyn Host) -> Result<String, JsError> {
+        host::with_host(host, || self.call_with_documents(name, arguments_json))
     }
 
     fn arm(&self) {
@@ -199,6 +227,34 @@ mod tests {
         assert!(matches!(err, JsError::OutOfMemory(_) | JsError::Timeout(_)), "{err:?}");
         js.define("ok", "(function(d) { return d.a + 1; })").unwrap();
         assert_eq!(js.call_with_document("ok", r#"{"a":1}"#).unwrap(), "2");
+    }
+
+    struct Echo(Vec<String>);
+
+    impl Host for Echo {
+        fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+            self.0.push(format!("{op}{arguments_json}"));
+            match op {
+                "twice" => {
+                    let n: Vec<f64> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+                    Ok((n[0] * 2.0).to_string())
+                }
+                _ => Err(format!("no such op {op}")),
+            }
+        }
+    }
+
+    #[test]
+    fn scripts_call_the_host_and_see_its_errors() {
+        let js = sandbox();
+        js.define("f", "(function(d) { return { a: __host('twice', [d.n]) }; })").unwrap();
+        let mut host = Echo(Vec::new());
+        assert_eq!(js.call_with_host("f", &[r#"{"n":21}"#], &mut host).unwrap(), r#"{"a":42}"#);
+        assert_eq!(host.0, vec!["twice[21]".to_owned()]);
+        js.define("g", "(function() { try { __host('nope'); } catch (e) { return e.message; } })").unwrap();
+        assert_eq!(js.call_with_host("g", &["{}"], &mut host).unwrap(), r#""no such op nope""#);
+        // Without a host the call fails inside the script, not in Rust.
+        assert!(matches!(js.call_with_document("f", r#"{"n":1}"#), Err(JsError::Runtime(m)) if m.contains("not available")));
     }
 
     #[test]

@@ -15,8 +15,6 @@ use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
 const NOT_YET_SUPPORTED: &[&str] = &[
-    "PATCH",
-    "BatchPATCH",
     "JsonPatch",
     "AttachmentPUT",
     "AttachmentDELETE",
@@ -88,6 +86,22 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
                 _ => Ok(BatchCommand::Delete { id, expected }),
             }
         }
+        "PATCH" => Ok(BatchCommand::Patch(Box::new(super::patch::parse_patch_fields(require_id()?, expected, &command)?))),
+        "BatchPATCH" => {
+            let Some(Value::Array(entries)) = command.get("Ids") else {
+                return Err(ApiError::BadRequest(format!("Command #{index} (BatchPATCH) requires an 'Ids' array")));
+            };
+            let mut ids = Vec::with_capacity(entries.len());
+            for entry in entries {
+                let id = entry.get("Id").and_then(Value::as_str).filter(|s| !s.is_empty());
+                let id =
+                    id.ok_or_else(|| ApiError::BadRequest(format!("Command #{index} (BatchPATCH): every entry of 'Ids' needs an 'Id'")))?;
+                let expected = ExpectedChangeVector::from_wire(entry.get("ChangeVector").and_then(Value::as_str));
+                ids.push((id.to_owned(), expected));
+            }
+            let patch = super::patch::parse_patch_fields(String::new(), ExpectedChangeVector::Any, &command)?;
+            Ok(BatchCommand::BatchPatch { ids, patch: Box::new(patch) })
+        }
         other if NOT_YET_SUPPORTED.contains(&other) => {
             Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
         }
@@ -97,6 +111,8 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
 
 fn reply_json(reply: BatchReply) -> Value {
     match reply {
+        BatchReply::Patch(outcome) => super::patch::batch_reply(&outcome),
+        BatchReply::BatchPatch(outcomes) => super::patch::batch_patch_reply(&outcomes),
         BatchReply::Put { id, collection, change_vector, last_modified, flags: _ } => json!({
             "Type": "PUT", meta::ID: id, meta::COLLECTION: collection, meta::CHANGE_VECTOR: change_vector,
             meta::LAST_MODIFIED: format_date(last_modified)

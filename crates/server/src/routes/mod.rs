@@ -5,6 +5,7 @@ mod bulk_docs;
 mod docs;
 mod hilo;
 mod indexes;
+mod patch;
 mod queries;
 mod server;
 mod stats;
@@ -20,7 +21,15 @@ use crate::state::AppState;
 
 pub fn router(state: AppState) -> Router {
     let database = Router::new()
-        .route("/docs", get(docs::get_docs).post(docs::post_docs).put(docs::put_doc).delete(docs::delete_doc).head(docs::head_doc))
+        .route(
+            "/docs",
+            get(docs::get_docs)
+                .post(docs::post_docs)
+                .put(docs::put_doc)
+                .delete(docs::delete_doc)
+                .head(docs::head_doc)
+                .patch(patch::patch_doc),
+        )
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
