@@ -8,7 +8,7 @@ use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger
 
 use crate::commit_watch::CommitWatch;
 use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
-use crate::EngineError;
+use crate::{EngineError, Operations};
 
 #[derive(Debug, Clone)]
 pub struct DatabaseOptions {
@@ -38,6 +38,7 @@ pub struct Database {
     merger: TransactionMerger,
     pub(crate) watch: Arc<CommitWatch>,
     pub(crate) indexes: Arc<IndexRegistry>,
+    pub(crate) operations: Operations,
 }
 
 impl Database {
@@ -52,7 +53,7 @@ impl Database {
         let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?;
         let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
         let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), watch.clone(), lifetimes)?;
-        Ok(Database { name: name.to_owned(), store, merger, watch, indexes })
+        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations: Operations::new() })
     }
 
     pub fn name(&self) -> &str {
@@ -61,6 +62,11 @@ impl Database {
 
     pub fn database_id(&self) -> &str {
         self.store.database_id()
+    }
+
+    /// Long-running operations (patch/delete by query, bulk insert) of this database.
+    pub fn operations(&self) -> &Operations {
+        &self.operations
     }
 
     pub fn merger_stats(&self) -> MergerStatsSnapshot {
@@ -95,6 +101,7 @@ impl Database {
     /// Stops the indexes, finishes queued writes and stops the writer. Reads keep working until the last
     /// handle is dropped.
     pub fn close(&self) {
+        self.operations.kill_all();
         self.indexes.stop_all();
         self.merger.stop();
     }

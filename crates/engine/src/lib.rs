@@ -2,6 +2,7 @@
 //! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
 
 mod batch;
+mod by_query;
 mod commit_watch;
 mod database;
 mod document;
@@ -10,6 +11,7 @@ mod hilo;
 mod includes;
 mod index_info;
 pub mod indexing;
+mod operations;
 mod patch;
 mod query;
 mod reads;
@@ -17,11 +19,13 @@ mod stats;
 mod wildcard;
 
 pub use batch::{BatchCommand, BatchReply, ExpectedChangeVector};
+pub use by_query::ByQueryOptions;
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
 pub use error::EngineError;
 pub use hilo::{HiloRange, HiloRequest};
 pub use index_info::IndexInfo;
+pub use operations::{Operation, OperationFailure, OperationSnapshot, OperationStatus, Operations};
 pub use patch::{validate_script, PatchCommand, PatchOutcome, PatchScript, PatchStatus};
 pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};

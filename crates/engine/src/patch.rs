@@ -150,7 +150,12 @@ fn script_error(e: JsError) -> EngineError {
 
 /// Checks that a script compiles, before a request reaches the writer.
 pub fn validate_script(script: &str) -> Result<(), EngineError> {
-    with_sandbox(|sandbox| sandbox.function(script, None).map(|_| ()))
+    validate_script_with_alias(script, None)
+}
+
+/// Like `validate_script`, for a script that names the document `alias` (patch by query).
+pub(crate) fn validate_script_with_alias(script: &str, alias: Option<&str>) -> Result<(), EngineError> {
+    with_sandbox(|sandbox| sandbox.function(script, alias).map(|_| ()))
 }
 
 fn with_sandbox<T>(f: impl FnOnce(&mut PatchSandbox) -> Result<T, EngineError>) -> Result<T, EngineError> {

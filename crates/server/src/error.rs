@@ -31,6 +31,8 @@ pub enum ApiError {
     IndexDoesNotExist(String),
     #[error("{0}")]
     InvalidQuery(String),
+    #[error("Operation {0} does not exist (finished operations are kept for 15 minutes)")]
+    OperationDoesNotExist(u64),
     #[error("{0}")]
     Script(String),
     #[error("{0}")]
@@ -68,6 +70,7 @@ impl ApiError {
             ApiError::IndexDoesNotExist(_) => {
                 (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException")
             }
+            ApiError::OperationDoesNotExist(_) => (StatusCode::NOT_FOUND, "System.Collections.Generic.KeyNotFoundException"),
             ApiError::InvalidQuery(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.InvalidQueryException"),
             ApiError::Script(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Patching.JavaScriptException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),

@@ -24,6 +24,15 @@ pub struct QueryRequest {
     pub wait_for_non_stale: bool,
     pub wait_timeout: Option<Duration>,
     pub metadata_only: bool,
+    /// The query selects documents for a patch or delete by query (`update { }` allowed, no projection).
+    pub for_operation: bool,
+}
+
+/// The ids a query matches, for patch and delete by query.
+pub(crate) struct MatchedIds {
+    pub ids: Vec<String>,
+    pub index_name: String,
+    pub is_stale: bool,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -158,6 +167,54 @@ impl Database {
             }
         }
         Ok(response)
+    }
+
+    /// Every id the query matches, in the query's order (no documents are read for indexed queries).
+    pub(crate) fn matching_ids(&self, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
+        let plan = plan(self, request)?;
+        let (skip, take) = (plan.skip, plan.take);
+        match &plan.source {
+            Source::Collection { name } | Source::AllDocs { name } => {
+                let snapshot = self.store.read()?;
+                let ids = if plan.ids.is_some() {
+                    let mut response = QueryResponse::default();
+                    self.scan_collection(&snapshot, &plan, &mut response)?.into_iter().map(|r| r.id).collect()
+                } else {
+                    // Only ids are kept: a whole collection may be selected.
+                    let mut ids = Vec::new();
+                    let mut seen = 0usize;
+                    let mut visit = |record: DocumentRecord| {
+                        seen += 1;
+                        if seen > skip {
+                            ids.push(record.id);
+                        }
+                        ids.len() < take
+                    };
+                    match &plan.source {
+                        Source::AllDocs { .. } => snapshot.documents_after_etag(0, &mut visit)?,
+                        _ => snapshot.collection_documents_after_etag(&id_key(name), 0, &mut visit)?,
+                    };
+                    ids
+                };
+                Ok(MatchedIds { ids, index_name: format!("collection/{name}"), is_stale: false })
+            }
+            Source::Index { handle } => {
+                if request.wait_for_non_stale || plan.created_index {
+                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT));
+                }
+                let processed = handle.processed_etag.load(Ordering::Relaxed);
+                let is_stale = self.is_stale(&self.store.read()?, handle, processed)?;
+                let IndexBackend::Search(index) = &handle.index else {
+                    return Err(EngineError::InvalidQuery {
+                        message: format!("index '{}' is a map-reduce index; it cannot select documents to change", handle.definition.name),
+                    });
+                };
+                let take = take.min(index.entries_count() as usize);
+                let found =
+                    index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+                Ok(MatchedIds { ids: found.keys, index_name: handle.definition.name.clone(), is_stale })
+            }
+        }
     }
 
     fn scan_collection(

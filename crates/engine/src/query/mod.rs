@@ -6,3 +6,8 @@ pub(crate) mod projection;
 mod reduce;
 
 pub use execute::{QueryRequest, QueryResponse};
+
+/// Plans a query without running it: its errors (syntax, unknown index) surface at once.
+pub(crate) fn check_plan(db: &crate::Database, request: &QueryRequest) -> Result<(), crate::EngineError> {
+    planner::plan(db, request).map(|_| ())
+}

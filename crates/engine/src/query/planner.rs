@@ -314,7 +314,20 @@ fn paging(value: Option<&corvid_rql::Value>, t: &Translator<'_>, what: &str) -> 
     }
 }
 
-fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
+fn reject_unsupported(query: &Query, text: &str, for_operation: bool) -> Result<(), EngineError> {
+    if for_operation {
+        // Patch and delete by query act on whole documents: no projections, paging of results or groups.
+        if let Some(select) = &query.select {
+            return Err(unsupported("'select' in a patch or delete by query", text, select.span));
+        }
+        if let Some(field) = query.group_by.first() {
+            return Err(unsupported("'group by' in a patch or delete by query", text, field.span));
+        }
+        if let Some(f) = &query.filter {
+            return Err(unsupported("'filter'", text, f.span()));
+        }
+        return Ok(());
+    }
     let js_projection = matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Js(_)));
     if let Some(f) = query.declared_functions.first().filter(|_| !js_projection) {
         return Err(unsupported("'declare function' without a JavaScript projection", text, f.span));
@@ -331,7 +344,7 @@ fn reject_unsupported(query: &Query, text: &str) -> Result<(), EngineError> {
 pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, EngineError> {
     let text = request.query.as_str();
     let query = corvid_rql::parse(text).map_err(|e| invalid(e.to_string()))?;
-    reject_unsupported(&query, text)?;
+    reject_unsupported(&query, text, request.for_operation)?;
     let mut t =
         Translator { text, parameters: &request.parameters, alias: query.from.alias.as_ref().map(|a| a.name.clone()), needed: Vec::new() };
 

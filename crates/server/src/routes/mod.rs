@@ -5,6 +5,7 @@ mod bulk_docs;
 mod docs;
 mod hilo;
 mod indexes;
+mod operations;
 mod patch;
 mod queries;
 mod server;
@@ -40,8 +41,14 @@ pub fn router(state: AppState) -> Router {
         .route("/stats/detailed", get(stats::detailed_stats))
         .route("/collections/stats", get(stats::collection_stats))
         .route("/configuration/client", get(server::client_configuration))
-        .route("/operations/next-operation-id", get(server::next_operation_id))
-        .route("/queries", post(queries::post_query).get(queries::get_query))
+        .route("/operations/next-operation-id", get(operations::next_operation_id))
+        .route("/operations/state", get(operations::operation_state))
+        .route("/operations/kill", post(operations::kill_operation))
+        .route("/operations", get(operations::list_operations))
+        .route(
+            "/queries",
+            post(queries::post_query).get(queries::get_query).patch(operations::patch_by_query).delete(operations::delete_by_query),
+        )
         .route("/indexes", any(indexes::indexes))
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))

@@ -34,7 +34,7 @@ pub fn parse_timespan(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(days * 86_400 + hours * 3_600 + minutes * 60) + Duration::from_secs_f64(seconds))
 }
 
-fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRequest> {
+pub fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRequest> {
     let text = body
         .get("Query")
         .and_then(Value::as_str)
@@ -53,6 +53,7 @@ fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryReques
         wait_for_non_stale: body.get("WaitForNonStaleResults").and_then(Value::as_bool).unwrap_or(false),
         wait_timeout: body.get("WaitForNonStaleResultsTimeout").and_then(Value::as_str).and_then(parse_timespan),
         metadata_only: query.get_bool("metadataOnly"),
+        for_operation: false,
     })
 }
 
@@ -73,6 +74,7 @@ fn request_from_query_string(query: &QueryParams) -> ApiResult<QueryRequest> {
         wait_for_non_stale: query.get_bool("waitForNonStaleResults"),
         wait_timeout: query.get_u64("waitForNonStaleResultsTimeoutInMs").map(Duration::from_millis),
         metadata_only: query.get_bool("metadataOnly"),
+        for_operation: false,
     })
 }
 

@@ -66,11 +66,6 @@ pub async fn server_client_configuration() -> Response {
     json_value(StatusCode::OK, &json!({"Etag": 0, "Configuration": null}))
 }
 
-pub async fn next_operation_id(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
-    state.landlord.database(&db).await?;
-    Ok(next_operation_id_response(&state))
-}
-
 pub async fn next_operation_id_server(State(state): State<AppState>) -> Response {
     next_operation_id_response(&state)
 }
