@@ -2,6 +2,7 @@
 //! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
 
 mod batch;
+mod bulk_insert;
 mod by_query;
 mod commit_watch;
 mod database;
@@ -11,6 +12,7 @@ mod hilo;
 mod includes;
 mod index_info;
 pub mod indexing;
+mod json_stream;
 mod operations;
 mod patch;
 mod query;
@@ -19,6 +21,7 @@ mod stats;
 mod wildcard;
 
 pub use batch::{BatchCommand, BatchReply, ExpectedChangeVector};
+pub use bulk_insert::{BulkInsertOptions, BulkInsertSummary};
 pub use by_query::ByQueryOptions;
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;

@@ -33,3 +33,51 @@ pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     }
     serde_json::from_slice(bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))
 }
+
+/// A request body read as a blocking `Read` (for streamed bodies parsed on a blocking thread). The async
+/// side pumps frames through a small bounded channel, so a slow consumer applies back-pressure to the
+/// client instead of buffering the body in memory.
+pub struct BodyReader {
+    chunks: tokio::sync::mpsc::Receiver<Result<Bytes, std::io::Error>>,
+    current: Bytes,
+}
+
+impl BodyReader {
+    /// Must be called on the async runtime; read the result on a blocking thread.
+    pub fn spawn(body: Body) -> BodyReader {
+        use http_body_util::BodyExt;
+        let (tx, rx) = tokio::sync::mpsc::channel(8);
+        tokio::spawn(async move {
+            let mut body = body;
+            while let Some(frame) = body.frame().await {
+                let chunk = match frame {
+                    Ok(frame) => match frame.into_data() {
+                        Ok(data) => Ok(data),
+                        Err(_) => continue, // trailers
+                    },
+                    Err(e) => Err(std::io::Error::other(format!("the request body was cut off: {e}"))),
+                };
+                let failed = chunk.is_err();
+                if tx.send(chunk).await.is_err() || failed {
+                    return;
+                }
+            }
+        });
+        BodyReader { chunks: rx, current: Bytes::new() }
+    }
+}
+
+impl std::io::Read for BodyReader {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.blocking_recv() {
+                Some(Ok(chunk)) => self.current = chunk,
+                Some(Err(e)) => return Err(e),
+                None => return Ok(0),
+            }
+        }
+        let n = out.len().min(self.current.len());
+        out[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}

@@ -49,7 +49,7 @@ pub struct ErrorBody {
 }
 
 impl ApiError {
-    fn status_and_type(&self) -> (StatusCode, &'static str) {
+    pub fn status_and_type(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::DatabaseDoesNotExist(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException")

@@ -2,6 +2,7 @@
 
 mod admin_databases;
 mod bulk_docs;
+mod bulk_insert;
 mod docs;
 mod hilo;
 mod indexes;
@@ -32,6 +33,7 @@ pub fn router(state: AppState) -> Router {
                 .patch(patch::patch_doc),
         )
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
+        .route("/bulk_insert", post(bulk_insert::bulk_insert))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))

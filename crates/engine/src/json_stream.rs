@@ -1,0 +1,182 @@
+//! Splits a streamed JSON array (`[{...}, {...}, ...]`) into its elements without holding the whole array:
+//! the bulk-insert body can be gigabytes. Each element's bytes are handed out for `serde_json` to parse;
+//! this reader only tracks nesting and strings to find where an element ends.
+
+use std::io::{BufRead, ErrorKind};
+
+use crate::EngineError;
+
+/// Elements larger than this are refused (a single document, not the stream, is bounded).
+pub const MAX_ELEMENT_BYTES: usize = 256 << 20;
+
+pub struct JsonArrayReader<R> {
+    input: R,
+    started: bool,
+    finished: bool,
+    /// Bytes consumed so far, for error positions.
+    offset: u64,
+}
+
+fn malformed(offset: u64, what: &str) -> EngineError {
+    EngineError::bad_request(format!("Malformed bulk insert stream at byte {offset}: {what}"))
+}
+
+impl<R: BufRead> JsonArrayReader<R> {
+    pub fn new(input: R) -> Self {
+        JsonArrayReader { input, started: false, finished: false, offset: 0 }
+    }
+
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn io(&self, e: std::io::Error) -> EngineError {
+        EngineError::bad_request(format!("Reading the bulk insert stream failed at byte {}: {e}", self.offset))
+    }
+
+    /// The next byte that is not whitespace, consumed; None at the end of the input.
+    fn next_token(&mut self) -> Result<Option<u8>, EngineError> {
+        loop {
+            let buffer = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if buffer.is_empty() {
+                return Ok(None);
+            }
+            let skip = buffer.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            if skip < buffer.len() {
+                let byte = buffer[skip];
+                self.input.consume(skip + 1);
+                self.offset += skip as u64 + 1;
+                return Ok(Some(byte));
+            }
+            let n = buffer.len();
+            self.input.consume(n);
+            self.offset += n as u64;
+        }
+    }
+
+    /// Reads the next element (an object) into `element`; false once the array has ended.
+    pub fn next_element(&mut self, element: &mut Vec<u8>) -> Result<bool, EngineError> {
+        element.clear();
+        if self.finished {
+            return Ok(false);
+        }
+        let mut token = self.next_token()?;
+        if !self.started {
+            match token {
+                Some(b'[') => self.started = true,
+                None => return Err(malformed(self.offset, "the body is empty; expected a JSON array")),
+                Some(_) => return Err(malformed(self.offset, "expected '[' to open the array of commands")),
+            }
+            token = self.next_token()?;
+        } else if token == Some(b',') {
+            token = self.next_token()?;
+        } else if token != Some(b']') {
+            return Err(malformed(self.offset, "expected ',' or ']' after a command"));
+        }
+        match token {
+            Some(b']') => {
+                self.finished = true;
+                if self.next_token()?.is_some() {
+                    return Err(malformed(self.offset, "data after the end of the array"));
+                }
+                Ok(false)
+            }
+            Some(b'{') => {
+                element.push(b'{');
+                self.read_object_rest(element)?;
+                Ok(true)
+            }
+            None => Err(malformed(self.offset, "the stream ended inside the array (was the insert aborted?)")),
+            Some(_) => Err(malformed(self.offset, "every command must be a JSON object")),
+        }
+    }
+
+    /// Copies bytes up to and including the `}` that closes an object whose `{` was already read.
+    fn read_object_rest(&mut self, element: &mut Vec<u8>) -> Result<(), EngineError> {
+        let mut depth = 1usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        loop {
+            let buffer = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if buffer.is_empty() {
+                return Err(malformed(self.offset, "the stream ended inside a command"));
+            }
+            let mut end = None;
+            for (i, &b) in buffer.iter().enumerate() {
+                if in_string {
+                    if escaped {
+                        escaped = false;
+                    } else if b == b'\\' {
+                        escaped = true;
+                    } else if b == b'"' {
+                        in_string = false;
+                    }
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = Some(i + 1);
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let take = end.unwrap_or(buffer.len());
+            element.extend_from_slice(&buffer[..take]);
+            self.input.consume(take);
+            self.offset += take as u64;
+            if element.len() > MAX_ELEMENT_BYTES {
+                return Err(malformed(self.offset, &format!("a command is larger than {MAX_ELEMENT_BYTES} bytes")));
+            }
+            if end.is_some() {
+                return Ok(());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    fn elements(input: &str, buffer: usize) -> Result<Vec<String>, EngineError> {
+        let mut reader = JsonArrayReader::new(BufReader::with_capacity(buffer, input.as_bytes()));
+        let mut out = Vec::new();
+        let mut element = Vec::new();
+        while reader.next_element(&mut element)? {
+            out.push(String::from_utf8(element.clone()).unwrap());
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn splits_objects_with_nested_values_and_tricky_strings() {
+        let input = r#" [ {"a": {"b": [1, {"c": "}"}]}}, {"s": "quote \" and \\ and ] and {"} ,{}] "#;
+        for buffer in [1, 2, 3, 7, 64, 4096] {
+            let got = elements(input, buffer).unwrap();
+            assert_eq!(got, vec![r#"{"a": {"b": [1, {"c": "}"}]}}"#, r#"{"s": "quote \" and \\ and ] and {"}"#, "{}"], "buffer {buffer}");
+        }
+        assert!(elements("[]", 8).unwrap().is_empty());
+    }
+
+    #[test]
+    fn refuses_malformed_streams() {
+        for bad in ["", "{}", "[1]", "[{} {}]", "[{\"a\": 1}", "[{\"a\": 1},", "[{}] x"] {
+            assert!(elements(bad, 4).is_err(), "{bad:?} should fail");
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! `POST /databases/{db}/bulk_insert?id={operationId}`: a streamed (optionally gzip-compressed) JSON array
+//! of commands, parsed on a blocking thread as it arrives. Answers 201 with an empty body, as the clients
+//! expect; a failure is answered as an error and recorded as the operation's fault.
+
+use std::io::{BufRead, BufReader};
+
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use corvid_engine::{BulkInsertOptions, OperationFailure};
+use serde_json::json;
+
+use crate::body::BodyReader;
+use crate::error::{ApiError, ApiResult};
+use crate::query::QueryParams;
+use crate::responses::blocking;
+use crate::state::AppState;
+
+const READ_BUFFER: usize = 256 * 1024;
+
+pub async fn bulk_insert(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let options = BulkInsertOptions { skip_overwrite_if_unchanged: query.get_bool("skipOverwriteIfUnchanged") };
+    let encoding = headers.get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_ascii_lowercase();
+    let gzip = match encoding.as_str() {
+        "" | "identity" => false,
+        "gzip" => true,
+        other => return Err(ApiError::BadRequest(format!("Content-Encoding '{other}' is not supported for bulk insert (use gzip)"))),
+    };
+    let database = state.landlord.database(&db).await?;
+    let operation = database.operations().start(query.get_u64("id"), "BulkInsert", format!("Bulk insert into '{db}'"));
+    let reader = BodyReader::spawn(body);
+    let op = operation.clone();
+    let outcome = blocking(move || {
+        let input: Box<dyn BufRead> = if gzip {
+            Box::new(BufReader::with_capacity(READ_BUFFER, flate2::read::MultiGzDecoder::new(reader)))
+        } else {
+            Box::new(BufReader::with_capacity(READ_BUFFER, reader))
+        };
+        Ok(database.bulk_insert(input, options, &op))
+    })
+    .await?;
+    match outcome {
+        Ok(summary) => {
+            tracing::info!(database = %db, documents = summary.documents, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
+            operation.complete(json!({
+                "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
+                "Total": summary.documents, "DocumentsProcessed": summary.documents, "SkippedUnchanged": summary.skipped_unchanged,
+                "Bytes": summary.bytes
+            }));
+            Ok(StatusCode::CREATED.into_response())
+        }
+        Err(e) => {
+            let error = ApiError::from(e);
+            let (status, type_name) = error.status_and_type();
+            operation.fail(OperationFailure { type_name: type_name.to_owned(), message: error.to_string(), status_code: status.as_u16() });
+            Err(error)
+        }
+    }
+}
