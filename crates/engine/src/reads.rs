@@ -125,11 +125,28 @@ impl Database {
     /// A page of documents by prefix (id order) or, without a prefix, newest first. Returns wire JSON and a
     /// version hash of the page.
     pub fn load_page(&self, request: &PageRequest) -> Result<(Vec<String>, u64), EngineError> {
-        let snapshot = self.store.read()?;
         let mut out = Vec::new();
         let mut hasher = VersionHasher::new();
+        self.visit_page(request, |record| {
+            hasher.add(record.change_vector.as_bytes());
+            out.push(record.to_json_string(request.metadata_only));
+            true
+        })?;
+        Ok((out, hasher.finish()))
+    }
+
+    /// Streams the documents of a page as wire JSON, one snapshot for all; `emit` returns false to stop
+    /// (the client went away).
+    pub fn stream_page(&self, request: &PageRequest, mut emit: impl FnMut(String) -> bool) -> Result<(), EngineError> {
+        self.visit_page(request, |record| emit(record.to_json_string(request.metadata_only)))
+    }
+
+    /// Visits the documents of a page in order until `visit` returns false or the page is full.
+    fn visit_page(&self, request: &PageRequest, mut visit: impl FnMut(&DocumentRecord) -> bool) -> Result<(), EngineError> {
+        let snapshot = self.store.read()?;
         let mut skipped = 0usize;
-        let mut visit = |record: DocumentRecord| {
+        let mut taken = 0usize;
+        let mut filter = |record: DocumentRecord| {
             let name = record.id.rsplit('/').next().unwrap_or("").to_owned();
             let name = match &request.starts_with {
                 Some(prefix) => record.id.get(prefix.len()..).unwrap_or(&name).to_owned(),
@@ -149,19 +166,18 @@ impl Database {
                 skipped += 1;
                 return true;
             }
-            hasher.add(record.change_vector.as_bytes());
-            out.push(record.to_json_string(request.metadata_only));
-            out.len() < request.page_size
+            taken += 1;
+            visit(&record) && taken < request.page_size
         };
         if request.page_size > 0 {
             match &request.starts_with {
                 Some(prefix) => {
                     let after = request.start_after.as_deref().map(id_key);
-                    snapshot.documents_with_prefix(&id_key(prefix), after.as_deref(), &mut visit)?
+                    snapshot.documents_with_prefix(&id_key(prefix), after.as_deref(), &mut filter)?
                 }
-                None => snapshot.documents_newest_first(&mut visit)?,
+                None => snapshot.documents_newest_first(&mut filter)?,
             }
         }
-        Ok((out, hasher.finish()))
+        Ok(())
     }
 }

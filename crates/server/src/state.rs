@@ -1,5 +1,5 @@
 use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio::sync::Semaphore;
 
@@ -21,6 +21,8 @@ pub struct Inner {
     pub rejected_requests: AtomicU64,
     pub raft_index: AtomicU64,
     pub operation_ids: AtomicU64,
+    /// The router itself, for requests dispatched from inside a request (multi_get).
+    pub router: OnceLock<axum::Router>,
 }
 
 impl AppState {
@@ -36,6 +38,7 @@ impl AppState {
                 rejected_requests: AtomicU64::new(0),
                 raft_index: AtomicU64::new(1),
                 operation_ids: AtomicU64::new(1),
+                router: OnceLock::new(),
             }),
         }
     }

@@ -172,13 +172,17 @@ impl Database {
     /// Every id the query matches, in the query's order (no documents are read for indexed queries).
     pub(crate) fn matching_ids(&self, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
         let plan = plan(self, request)?;
+        self.ids_for_plan(&plan, request)
+    }
+
+    fn ids_for_plan(&self, plan: &Plan, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
         let (skip, take) = (plan.skip, plan.take);
         match &plan.source {
             Source::Collection { name } | Source::AllDocs { name } => {
                 let snapshot = self.store.read()?;
                 let ids = if plan.ids.is_some() {
                     let mut response = QueryResponse::default();
-                    self.scan_collection(&snapshot, &plan, &mut response)?.into_iter().map(|r| r.id).collect()
+                    self.scan_collection(&snapshot, plan, &mut response)?.into_iter().map(|r| r.id).collect()
                 } else {
                     // Only ids are kept: a whole collection may be selected.
                     let mut ids = Vec::new();
@@ -215,6 +219,64 @@ impl Database {
                 Ok(MatchedIds { ids: found.keys, index_name: handle.definition.name.clone(), is_stale })
             }
         }
+    }
+
+    /// Runs a query for `/streams/queries`: `on_stats` first (false stops), then every result in order
+    /// through `emit` (false stops: the client went away). Documents are read and rendered in small chunks
+    /// from one snapshot, so memory stays flat whatever the number of results.
+    pub fn stream_query(
+        &self,
+        request: &QueryRequest,
+        on_stats: impl FnOnce(&QueryResponse) -> bool,
+        mut emit: impl FnMut(String) -> bool,
+    ) -> Result<(), EngineError> {
+        const CHUNK: usize = 256;
+        let mut plan = plan(self, request)?;
+        if plan.reduce.is_some() || plan.needs_all_matches() {
+            // Group-by results, distinct and random orders need every match at once anyway.
+            let mut response = self.query(request)?;
+            let results = std::mem::take(&mut response.results);
+            if on_stats(&response) {
+                for result in results {
+                    if !emit(result) {
+                        break;
+                    }
+                }
+            }
+            return Ok(());
+        }
+        plan.includes.clear();
+        let matched = self.ids_for_plan(&plan, request)?;
+        let snapshot = self.store.read()?;
+        let now = now_nanos();
+        let stats = QueryResponse {
+            total_results: matched.ids.len() as u64,
+            index_name: matched.index_name,
+            is_stale: matched.is_stale,
+            index_timestamp: now,
+            last_query_time: now,
+            result_etag: snapshot.last_etag()?,
+            ..Default::default()
+        };
+        if !on_stats(&stats) {
+            return Ok(());
+        }
+        for ids in matched.ids.chunks(CHUNK) {
+            let mut records = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(record) = snapshot.document(&id_key(id))? {
+                    records.push(record);
+                }
+            }
+            let mut chunk = QueryResponse::default();
+            self.finish(&snapshot, &plan, records, request, &mut chunk)?;
+            for result in chunk.results {
+                if !emit(result) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
 
     fn scan_collection(

@@ -6,11 +6,13 @@ mod bulk_insert;
 mod docs;
 mod hilo;
 mod indexes;
+mod multi_get;
 mod operations;
 mod patch;
 mod queries;
 mod server;
 mod stats;
+mod streams;
 
 use axum::extract::Request;
 use axum::http::Method;
@@ -34,6 +36,9 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
         .route("/bulk_insert", post(bulk_insert::bulk_insert))
+        .route("/multi_get", post(multi_get::multi_get))
+        .route("/streams/queries", post(streams::stream_query_post).get(streams::stream_query_get))
+        .route("/streams/docs", get(streams::stream_docs))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))
@@ -55,7 +60,7 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status));
-    Router::new()
+    let router = Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))
         .route("/cluster/topology", get(server::cluster_topology))
@@ -69,7 +74,9 @@ pub fn router(state: AppState) -> Router {
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.
         .method_not_allowed_fallback(fallback)
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge))
-        .with_state(state)
+        .with_state(state.clone());
+    let _ = state.router.set(router.clone());
+    router
 }
 
 async fn fallback(method: Method, request: Request) -> Response {

@@ -57,7 +57,7 @@ pub fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRe
     })
 }
 
-fn request_from_query_string(query: &QueryParams) -> ApiResult<QueryRequest> {
+pub fn request_from_query_string(query: &QueryParams) -> ApiResult<QueryRequest> {
     let text = query.get_non_empty("query").ok_or_else(|| ApiError::BadRequest("Query string parameter 'query' is required".into()))?;
     let parameters = match query.get_non_empty("parameters") {
         Some(p) => match serde_json::from_str(p) {
