@@ -23,6 +23,8 @@ pub enum EngineError {
     InvalidQuery { message: String },
     #[error("{message}")]
     Script { message: String },
+    #[error("{message}")]
+    IndexCompilation { message: String },
     #[error("timed out: {0}")]
     Timeout(String),
     #[error("internal error: {0}")]

@@ -28,6 +28,10 @@ pub struct IndexInfo {
     pub processed_etag: u64,
     pub collection_last_etag: u64,
     pub size_on_disk: u64,
+    /// RavenDB's type: `AutoMap`, `AutoMapReduce`, `Map`, `JavaScriptMap`, ...
+    pub index_type: &'static str,
+    /// For static indexes: the definition as the client sent it.
+    pub static_definition: Option<serde_json::Value>,
 }
 
 impl Database {
@@ -65,6 +69,12 @@ impl Database {
                 processed_etag: processed,
                 collection_last_etag,
                 size_on_disk: handle.index.size_on_disk(),
+                index_type: match &handle.definition.static_index {
+                    Some(s) => s.type_name(),
+                    None if handle.definition.is_map_reduce() => "AutoMapReduce",
+                    None => "AutoMap",
+                },
+                static_definition: handle.definition.static_index.as_ref().map(|s| s.definition.clone()),
             });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -91,6 +101,18 @@ impl Database {
             handle.errors.lock().clear();
         }
         Ok(())
+    }
+
+    /// Creates or replaces static indexes from the clients' IndexDefinition JSON. Every definition is
+    /// compiled first; if any is invalid, none is stored. Blocking.
+    pub fn put_indexes(&self, definitions: &[serde_json::Value]) -> Result<Vec<String>, EngineError> {
+        let compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
+        let mut names = Vec::with_capacity(compiled.len());
+        for definition in compiled {
+            names.push(definition.name.clone());
+            self.indexes.put_static(definition)?;
+        }
+        Ok(names)
     }
 
     pub fn index_exists(&self, name: &str) -> bool {

@@ -36,6 +36,8 @@ pub enum ApiError {
     #[error("{0}")]
     Script(String),
     #[error("{0}")]
+    IndexCompilation(String),
+    #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
     Internal(String),
@@ -73,6 +75,9 @@ impl ApiError {
             ApiError::OperationDoesNotExist(_) => (StatusCode::NOT_FOUND, "System.Collections.Generic.KeyNotFoundException"),
             ApiError::InvalidQuery(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.InvalidQueryException"),
             ApiError::Script(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Patching.JavaScriptException"),
+            ApiError::IndexCompilation(_) => {
+                (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException")
+            }
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
         }
@@ -89,6 +94,7 @@ impl From<EngineError> for ApiError {
             EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name),
             EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
             EngineError::Script { message } => ApiError::Script(message),
+            EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message),
             EngineError::Timeout(m) => ApiError::Timeout(m),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");

@@ -63,6 +63,9 @@ pub struct AutoIndexDefinition {
     /// ...and what is aggregated per reduce key.
     #[serde(default)]
     pub aggregations: Vec<Aggregation>,
+    /// Set for user-defined (static) indexes: their maps and the definition as sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_index: Option<super::static_index::StaticIndex>,
 }
 
 impl AutoIndexDefinition {
@@ -83,6 +86,7 @@ impl AutoIndexDefinition {
             fields,
             group_by: Vec::new(),
             aggregations: Vec::new(),
+            static_index: None,
         }
     }
 
@@ -98,7 +102,12 @@ impl AutoIndexDefinition {
         let coll = if collection.eq_ignore_ascii_case(ALL_DOCS) { "AllDocs" } else { collection };
         let maps: Vec<String> = aggregations.iter().map(Aggregation::name_part).collect();
         let name = format!("Auto/{coll}/By{}ReducedBy{}", maps.join("And"), group_by.join("And"));
-        AutoIndexDefinition { name, collection: collection.to_owned(), fields: Vec::new(), group_by, aggregations }
+        AutoIndexDefinition { name, collection: collection.to_owned(), fields: Vec::new(), group_by, aggregations, static_index: None }
+    }
+
+    /// A user-defined index (never matched to queries on collections, never retired or deleted when idle).
+    pub fn is_static(&self) -> bool {
+        self.static_index.is_some()
     }
 
     pub fn is_map_reduce(&self) -> bool {
@@ -124,6 +133,7 @@ impl AutoIndexDefinition {
         wanted.sort_by_key(|g| sort_key(g));
         wanted.dedup();
         self.is_map_reduce()
+            && !self.is_static()
             && self.collection.eq_ignore_ascii_case(collection)
             && self.group_by == wanted
             && aggregations.iter().all(|a| self.aggregations.contains(a))
@@ -136,6 +146,7 @@ impl AutoIndexDefinition {
     /// Whether this index can answer a query needing `needed` on `collection`.
     pub fn covers(&self, collection: &str, needed: &[AutoIndexField]) -> bool {
         !self.is_map_reduce()
+            && !self.is_static()
             && self.collection.eq_ignore_ascii_case(collection)
             && needed.iter().all(|n| self.fields.iter().any(|f| f.path == n.path && (f.search || !n.search) && (f.exact || !n.exact)))
     }

@@ -2,8 +2,11 @@
 //! loop that keeps each index up to date.
 
 mod definition;
+mod js_map;
 mod registry;
+mod static_index;
 mod worker;
 
 pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
 pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError};
+pub use static_index::{compile_definition, SourceLanguage, StaticIndex};

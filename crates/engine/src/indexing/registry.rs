@@ -185,7 +185,7 @@ impl IndexRegistry {
 
     /// Whether an index has gone unqueried long enough to be idle.
     pub fn is_idle(&self, handle: &IndexHandle) -> bool {
-        unused_for(handle) > self.lifetimes.idle_after
+        !handle.definition.is_static() && unused_for(handle) > self.lifetimes.idle_after
     }
 
     fn start(self: &Arc<Self>, definition: AutoIndexDefinition, dir: &Path) -> Result<Arc<IndexHandle>, EngineError> {
@@ -246,7 +246,9 @@ impl IndexRegistry {
         let base = self
             .all()
             .into_iter()
-            .filter(|h| !h.definition.is_map_reduce() && h.definition.collection.eq_ignore_ascii_case(collection))
+            .filter(|h| {
+                !h.definition.is_map_reduce() && !h.definition.is_static() && h.definition.collection.eq_ignore_ascii_case(collection)
+            })
             .max_by_key(|h| h.definition.fields.len());
         let definition = match base {
             Some(base) => base.definition.extended_with(needed),
@@ -283,6 +285,28 @@ impl IndexRegistry {
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic map-reduce index");
         Ok((self.start(definition, &dir)?, true))
+    }
+
+    /// Creates a static index, or replaces one of the same name whose definition differs (the new one is
+    /// built from scratch). Returns false when an identical definition already exists.
+    pub fn put_static(self: &Arc<Self>, definition: AutoIndexDefinition) -> Result<bool, EngineError> {
+        let _guard = self.create_lock.lock();
+        if let Some(existing) = self.get(&definition.name) {
+            if existing.definition == definition {
+                return Ok(false);
+            }
+            if !existing.definition.is_static() {
+                return Err(EngineError::IndexCompilation {
+                    message: format!("Index '{}' is an automatic index; a static index cannot replace it", definition.name),
+                });
+            }
+            self.delete(&definition.name);
+        }
+        let dir = self.dir.join(directory_name(&definition.name));
+        let _ = std::fs::remove_dir_all(&dir);
+        tracing::info!(index = %definition.name, "creating static index");
+        self.start(definition, &dir)?;
+        Ok(true)
     }
 
     fn find_covering(&self, collection: &str, needed: &[AutoIndexField]) -> Option<Arc<IndexHandle>> {
@@ -331,6 +355,7 @@ impl IndexRegistry {
             .iter()
             .filter(|h| {
                 h.definition.name != wider.name
+                    && !h.definition.is_static()
                     && if wider.is_map_reduce() {
                         wider.covers_reduce(&h.definition.collection, &h.definition.group_by, &h.definition.aggregations)
                     } else {
@@ -374,7 +399,7 @@ fn housekeeping(registry: &Weak<IndexRegistry>, lifetimes: AutoIndexLifetimes) {
             return;
         }
         for handle in registry.all() {
-            if unused_for(&handle) > lifetimes.idle_after + lifetimes.delete_after {
+            if !handle.definition.is_static() && unused_for(&handle) > lifetimes.idle_after + lifetimes.delete_after {
                 tracing::info!(index = %handle.definition.name, "deleting automatic index that stayed idle");
                 registry.delete(&handle.definition.name);
             }

@@ -8,11 +8,14 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use corvid_index::MappedDocument;
+use corvid_js::Host;
 use corvid_storage::MapOutput;
+use corvid_storage::ReadTxn;
 use corvid_storage::Store;
 use corvid_types::{id_key, now_nanos};
 
 use super::definition::{Aggregation, AutoIndexDefinition};
+use super::js_map::JsMapProgram;
 use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
@@ -25,10 +28,82 @@ const BATCH: usize = 8192;
 /// segment, so catching up commits rarely.
 const CATCH_UP_BATCH: usize = 65_536;
 
+/// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
+/// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
+enum Mapper {
+    Paths,
+    JavaScript(JsMapProgram),
+}
+
+impl Mapper {
+    fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, String> {
+        match &definition.static_index {
+            None => Ok(Mapper::Paths),
+            Some(s) => {
+                let sources = s.definition.get("AdditionalSources").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
+                Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, &sources)?))
+            }
+        }
+    }
+}
+
+/// Answers `load()` in index maps from the batch's snapshot.
+struct SnapshotHost<'a, 't> {
+    snapshot: &'a ReadTxn<'t>,
+}
+
+impl Host for SnapshotHost<'_, '_> {
+    fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+        let arguments: Vec<serde_json::Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        match (op, arguments.first()) {
+            ("load", Some(serde_json::Value::String(id))) => {
+                let record = self.snapshot.document(&id_key(id)).map_err(|e| e.to_string())?;
+                Ok(record.map(|r| r.to_json_string(false)).unwrap_or_else(|| "null".to_owned()))
+            }
+            ("load", _) => Ok("null".to_owned()),
+            (other, _) => Err(format!("{other}() is not available in index maps")),
+        }
+    }
+}
+
+/// Several entries of one document become one: each field holds every entry's values.
+fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -> serde_json::Value {
+    if entries.len() == 1 {
+        return serde_json::Value::Object(entries.pop().expect("one entry"));
+    }
+    let mut merged: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
+    for entry in entries {
+        for (field, value) in entry {
+            let slot = merged.entry(field).or_insert_with(|| serde_json::Value::Array(Vec::new()));
+            if let serde_json::Value::Array(values) = slot {
+                match value {
+                    serde_json::Value::Array(items) => values.extend(items),
+                    other => values.push(other),
+                }
+            }
+        }
+    }
+    serde_json::Value::Object(merged)
+}
+
 pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
+    let mapper = loop {
+        match Mapper::for_definition(&handle.definition) {
+            Ok(mapper) => break mapper,
+            Err(e) => {
+                // Checked when the index was defined; reaching here means the runtime refused it (memory).
+                *handle.faulted.lock() = Some(e.clone());
+                *handle.status.lock() = format!("Error: the maps do not compile: {e}");
+                if handle.should_stop() {
+                    return;
+                }
+                watch.wait_beyond(u64::MAX, Duration::from_secs(5));
+            }
+        }
+    };
     let mut retired_narrower = false;
     while !handle.should_stop() {
-        let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, &mapper)));
         match outcome {
             Ok(Ok(true)) => continue,
             Ok(Ok(false)) => {
@@ -56,6 +131,38 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
         }
     }
     *handle.status.lock() = "Stopped".into();
+}
+
+/// Runs a static index's maps; documents without entries (or whose map failed) go to `unmapped`, so their
+/// old entries are removed. A failing document is an indexing error of that document only.
+fn map_static(
+    handle: &IndexHandle,
+    program: &JsMapProgram,
+    snapshot: &ReadTxn<'_>,
+    records: Vec<corvid_storage::DocumentRecord>,
+    unmapped: &mut Vec<String>,
+) -> Vec<MappedDocument> {
+    let mut host = SnapshotHost { snapshot };
+    let mut mapped = Vec::with_capacity(records.len());
+    for record in records {
+        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
+        match program.map(&record.collection, &record.to_json_string(false), &mut host) {
+            Ok(entries) => {
+                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
+                if entries.is_empty() {
+                    unmapped.push(id_key(&record.id));
+                } else {
+                    mapped.push(MappedDocument { key: id_key(&record.id), body: merge_entries(entries) });
+                }
+            }
+            Err(e) => {
+                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
+                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                unmapped.push(id_key(&record.id));
+            }
+        }
+    }
+    mapped
 }
 
 /// Parses each document's body; a body that is not JSON is an indexing error of that document only.
@@ -100,7 +207,7 @@ fn number_sum(value: &serde_json::Value) -> f64 {
 }
 
 /// Indexes one batch; false when there was nothing to do.
-fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
+fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<bool, EngineError> {
     let from = handle.processed_etag.load(Ordering::Relaxed);
     let snapshot = store.read()?;
     let last_etag = snapshot.last_etag()?;
@@ -121,7 +228,15 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
         }
         true
     };
-    if definition.is_all_docs() {
+    if let Some(statics) = definition.static_index.as_ref().filter(|s| !s.collections.is_empty() && definition.is_all_docs()) {
+        // A multi-map index reads every document and keeps those of its collections.
+        let wanted: Vec<String> = statics.collections.iter().map(|c| id_key(c)).collect();
+        let mut filtered = |record: corvid_storage::DocumentRecord| {
+            // Documents of other collections are passed over (the batch's cut is set by `visit`).
+            !wanted.contains(&id_key(&record.collection)) || visit(record)
+        };
+        snapshot.documents_after_etag(from, &mut filtered)?;
+    } else if definition.is_all_docs() {
         snapshot.documents_after_etag(from, &mut visit)?;
     } else {
         snapshot.collection_documents_after_etag(&id_key(&definition.collection), from, &mut visit)?;
@@ -136,10 +251,13 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
         }
         true
     })?;
-    drop(snapshot);
     let indexed = match &handle.index {
         IndexBackend::Search(index) => {
-            let upserts = map_documents(handle, records);
+            let upserts = match mapper {
+                Mapper::Paths => map_documents(handle, records),
+                Mapper::JavaScript(program) => map_static(handle, program, &snapshot, records, &mut deletes),
+            };
+            drop(snapshot);
             // A document deleted and then written again in this batch stays.
             if !deletes.is_empty() && !upserts.is_empty() {
                 let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
@@ -152,6 +270,7 @@ fn run_batch(handle: &IndexHandle, store: &Store) -> Result<bool, EngineError> {
             changed
         }
         IndexBackend::Reduce(store) => {
+            drop(snapshot);
             // Deletes first, so a document deleted and written again in this batch keeps its new output.
             let mut changes: Vec<(String, Option<MapOutput>)> = deletes.into_iter().map(|d| (d, None)).collect();
             for document in map_documents(handle, records) {

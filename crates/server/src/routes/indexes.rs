@@ -22,6 +22,24 @@ fn date_or_null(nanos: i64) -> Value {
 
 /// The IndexDefinition shape the clients parse strictly (protocol.md 8.2).
 pub fn definition_json(info: &IndexInfo) -> Value {
+    if let Some(Value::Object(sent)) = &info.static_definition {
+        // What the client sent, with every key the clients require present.
+        let mut out = sent.clone();
+        let defaults = json!({
+            "Name": info.name, "Priority": "Normal", "State": info.state, "LockMode": "Unlock", "AdditionalSources": {},
+            "AdditionalAssemblies": [], "Fields": {}, "Reduce": null, "Configuration": {}, "OutputReduceToCollection": null,
+            "ReduceOutputIndex": null, "PatternForOutputReduceToCollectionReferences": null, "PatternReferencesCollectionName": null,
+            "DeploymentMode": null
+        });
+        for (key, value) in defaults.as_object().expect("an object") {
+            if out.get(key).is_none_or(Value::is_null) && !value.is_null() || !out.contains_key(key) {
+                out.insert(key.clone(), value.clone());
+            }
+        }
+        out.insert("Type".into(), json!(info.index_type));
+        out.insert("SourceType".into(), json!("Documents"));
+        return Value::Object(out);
+    }
     let fields: Vec<String> = info.fields.iter().map(|f| f.path.clone()).collect();
     json!({
         "Name": info.name, "Priority": "Normal", "State": info.state, "LockMode": "Unlock",
@@ -48,7 +66,7 @@ pub fn stats_json(info: &IndexInfo) -> Value {
         "MappedPerSecondRate": 0.0, "ReducedPerSecondRate": 0.0, "MaxNumberOfOutputsPerDocument": 1,
         "Collections": collections, "LastQueryingTime": date_or_null(info.last_query_time), "State": info.state,
         "Priority": "Normal", "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
-        "IsStale": info.is_stale, "LockMode": "Unlock", "Type": "AutoMap", "Status": "Running",
+        "IsStale": info.is_stale, "LockMode": "Unlock", "Type": info.index_type, "Status": "Running",
         "EntriesCount": info.entries, "ErrorsCount": info.errors_count, "SourceType": "Documents",
         "IsInvalidIndex": false, "WorkerStatus": info.status, "SizeOnDisk": info.size_on_disk
     })
@@ -57,7 +75,7 @@ pub fn stats_json(info: &IndexInfo) -> Value {
 /// The entry of `/stats` `Indexes[]`.
 pub fn summary_json(info: &IndexInfo) -> Value {
     json!({"Name": info.name, "IsStale": info.is_stale, "State": info.state, "LockMode": "Unlock", "Priority": "Normal",
-           "Type": "AutoMap", "SourceType": "Documents", "LastIndexingTime": date_or_null(info.last_indexing_time)})
+           "Type": info.index_type, "SourceType": "Documents", "LastIndexingTime": date_or_null(info.last_indexing_time)})
 }
 
 async fn infos(state: &AppState, db: &str) -> ApiResult<Vec<IndexInfo>> {
@@ -157,4 +175,25 @@ pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>)
 
 pub async fn stats_summaries(state: &AppState, db: &str) -> ApiResult<Vec<Value>> {
     Ok(infos(state, db).await?.iter().map(summary_json).collect())
+}
+
+/// `PUT /databases/{db}/admin/indexes` with `{"Indexes": [IndexDefinition, ...]}`: creates or replaces static
+/// indexes. Definitions are compiled first; an invalid one is refused and nothing is stored.
+pub async fn put_indexes(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
+    let request = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
+    let definitions = request
+        .get("Indexes")
+        .and_then(Value::as_array)
+        .cloned()
+        .ok_or_else(|| ApiError::BadRequest("The body must be {\"Indexes\": [IndexDefinition, ...]}".into()))?;
+    let database = state.landlord.database(&db).await?;
+    let names = blocking(move || Ok(database.put_indexes(&definitions)?)).await?;
+    let raft = state.raft_index.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let results: Vec<Value> = names.into_iter().map(|n| json!({"Index": n, "RaftCommandIndex": raft})).collect();
+    Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
 }

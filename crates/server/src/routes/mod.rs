@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
             post(queries::post_query).get(queries::get_query).patch(operations::patch_by_query).delete(operations::delete_by_query),
         )
         .route("/indexes", any(indexes::indexes))
+        .route("/admin/indexes", put(indexes::put_indexes))
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status));

@@ -1,0 +1,183 @@
+//! JavaScript index maps (`map('Users', function (u) { return { Name: u.Name }; })`) on QuickJS. A program
+//! lives on its index's worker thread (QuickJS runtimes are not `Send`); it is compiled once and called per
+//! document, with `load()` answered from the worker's storage snapshot.
+
+use corvid_js::{Host, JsError, Limits, Sandbox};
+use serde_json::{Map, Value};
+
+use super::definition::ALL_DOCS;
+
+/// RavenDB's helpers for JavaScript indexes. `map()` only records the map; `load()` goes to the host.
+const INDEX_PRELUDE: &str = r#"
+var __maps = [];
+function map(collection, fn) {
+  if (typeof collection !== 'string') { throw new Error('map() takes a collection name and a function'); }
+  if (typeof fn !== 'function') { throw new Error('the second argument of map() must be a function'); }
+  __maps.push({ collection: collection, fn: fn });
+}
+function groupBy() { throw new Error('map-reduce JavaScript indexes (groupBy) are not supported by this server yet'); }
+function load(id, collection) { return id === null || id === undefined ? null : __host('load', [id]); }
+var noTracking = { load: load };
+function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
+function getMetadata(d) { return d ? d['@metadata'] : undefined; }
+function createField() { throw new Error('createField() is not supported by this server yet'); }
+function createSpatialField() { throw new Error('createSpatialField() is not supported by this server yet'); }
+function __corvid_collections() { return __maps.map(function (m) { return m.collection; }); }
+function __corvid_map(doc, i) {
+  var out = __maps[i].fn(doc);
+  if (out === undefined || out === null) { return []; }
+  return Array.isArray(out) ? out : [out];
+}
+"#;
+
+pub struct JsMapProgram {
+    sandbox: Sandbox,
+    collections: Vec<String>,
+    field_names: Vec<String>,
+}
+
+fn error_text(e: JsError) -> String {
+    e.to_string()
+}
+
+/// Object-literal keys in the map sources (`Name:` and `'Name':`): the fields the index will have. A key
+/// that is not an output field (a nested object's) only costs an empty column.
+fn literal_keys(source: &str) -> Vec<String> {
+    let bytes = source.as_bytes();
+    let mut keys = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let c = bytes[i];
+        let (start, end, next) = if c == b'\'' || c == b'"' {
+            let Some(close) = source[i + 1..].find(c as char) else { break };
+            (i + 1, i + 1 + close, i + 2 + close)
+        } else if c.is_ascii_alphabetic() || c == b'_' || c == b'$' {
+            let len = source[i..].find(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_' || ch == '$')).unwrap_or(source.len() - i);
+            (i, i + len, i + len)
+        } else {
+            i += 1;
+            continue;
+        };
+        let rest = source[next..].trim_start();
+        if rest.starts_with(':') && !rest.starts_with("::") && end > start {
+            let key = &source[start..end];
+            if !key.starts_with('@') && !keys.iter().any(|k| k == key) && !matches!(key, "default" | "case") {
+                keys.push(key.to_owned());
+            }
+        }
+        i = next;
+    }
+    keys
+}
+
+impl JsMapProgram {
+    /// Compiles the maps (and `AdditionalSources`, name -> script). Errors say what does not compile.
+    pub fn compile(maps: &[String], additional_sources: &Map<String, Value>) -> Result<JsMapProgram, String> {
+        let sandbox = Sandbox::new(Limits::default()).map_err(error_text)?;
+        sandbox.run(INDEX_PRELUDE).map_err(error_text)?;
+        for (name, source) in additional_sources {
+            let Some(source) = source.as_str() else { return Err(format!("additional source '{name}' must be a string")) };
+            sandbox.run(source).map_err(|e| format!("additional source '{name}': {e}"))?;
+        }
+        for (i, source) in maps.iter().enumerate() {
+            sandbox.run(source).map_err(|e| format!("map #{}: {e}", i + 1))?;
+        }
+        sandbox.define("__corvid_collections_fn", "(function () { return __corvid_collections(); })").map_err(error_text)?;
+        sandbox.define("__corvid_map_fn", "(function (doc, i) { return __corvid_map(doc, i); })").map_err(error_text)?;
+        let collections: Vec<String> =
+            serde_json::from_str(&sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
+                .map_err(|e| e.to_string())?;
+        if collections.is_empty() {
+            return Err("no map(...) call found in the maps".into());
+        }
+        let collections = if collections.iter().any(|c| c.eq_ignore_ascii_case(ALL_DOCS)) { Vec::new() } else { collections };
+        let mut field_names = Vec::new();
+        for map in maps {
+            for key in literal_keys(map) {
+                if !field_names.contains(&key) {
+                    field_names.push(key);
+                }
+            }
+        }
+        Ok(JsMapProgram { sandbox, collections, field_names })
+    }
+
+    /// Collections read by the maps; empty means every document.
+    pub fn collections(&self) -> &[String] {
+        &self.collections
+    }
+
+    pub fn field_names(&self) -> &[String] {
+        &self.field_names
+    }
+
+    /// The index entries of one document (wire JSON with `@metadata`) of `collection`: every map registered
+    /// for that collection (or for all documents) contributes.
+    pub fn map(&self, collection: &str, document: &str, host: &mut dyn Host) -> Result<Vec<Map<String, Value>>, String> {
+        let collections: Vec<String> =
+            serde_json::from_str(&self.sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
+                .map_err(|e| e.to_string())?;
+        let mut entries = Vec::new();
+        for (i, c) in collections.iter().enumerate() {
+            if !(c.eq_ignore_ascii_case(collection) || c.eq_ignore_ascii_case(ALL_DOCS)) {
+                continue;
+            }
+            let index = i.to_string();
+            let out = self.sandbox.call_with_host("__corvid_map_fn", &[document, &index], host).map_err(error_text)?;
+            let Value::Array(items) = serde_json::from_str(&out).map_err(|e| e.to_string())? else {
+                return Err("the map did not return an object".into());
+            };
+            for item in items {
+                match item {
+                    Value::Object(entry) => entries.push(entry),
+                    other => return Err(format!("a map must return an object (or a list of objects), not {other}")),
+                }
+            }
+        }
+        Ok(entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoLoads;
+    impl Host for NoLoads {
+        fn call(&mut self, op: &str, _: &str) -> Result<String, String> {
+            if op == "load" {
+                Ok(r#"{"Name":"Acme"}"#.into())
+            } else {
+                Err("no".into())
+            }
+        }
+    }
+
+    #[test]
+    fn finds_literal_keys() {
+        assert_eq!(literal_keys("map('Users', u => ({ Name: u.Name, 'Age': u.a ? 1 : 2, \"x y\": 3 }))"), ["Name", "Age", "x y"]);
+    }
+
+    #[test]
+    fn maps_documents_per_collection() {
+        let maps = vec![
+            "map('Users', function (u) { return { Name: u.Name.toUpperCase(), Company: load(u.Company).Name }; })".to_owned(),
+            "map('Orders', o => o.Lines.map(l => ({ Product: l.P })))".to_owned(),
+        ];
+        let p = JsMapProgram::compile(&maps, &Map::new()).unwrap();
+        assert_eq!(p.collections(), ["Users", "Orders"]);
+        let out = p.map("Users", r#"{"Name":"jo","Company":"c/1"}"#, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"Name": "JO", "Company": "Acme"}));
+        let out = p.map("Orders", r#"{"Lines":[{"P":"a"},{"P":"b"}]}"#, &mut NoLoads).unwrap();
+        assert_eq!(out.len(), 2);
+        assert!(p.map("Other", "{}", &mut NoLoads).unwrap().is_empty());
+        assert!(p.map("Users", r#"{}"#, &mut NoLoads).is_err(), "u.Name.toUpperCase() of undefined throws");
+    }
+
+    #[test]
+    fn compile_errors_name_the_map() {
+        let err = JsMapProgram::compile(&["map('Users', function (u) { return { ; })".to_owned()], &Map::new()).err().unwrap();
+        assert!(err.contains("map #1"), "{err}");
+        assert!(JsMapProgram::compile(&["var x = 1;".to_owned()], &Map::new()).is_err());
+    }
+}

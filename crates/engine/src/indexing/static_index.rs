@@ -1,0 +1,166 @@
+//! Static (user-defined) indexes: the definition as the client sent it (`PUT /admin/indexes`), what Corvid
+//! derives from it (source language, collections, fields), and checks made at definition time so a
+//! definition that cannot work is refused with a clear error instead of failing in the background.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::definition::{AutoIndexDefinition, AutoIndexField, ALL_DOCS};
+use super::js_map::JsMapProgram;
+use crate::EngineError;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SourceLanguage {
+    JavaScript,
+    CSharp,
+}
+
+/// A static index as stored: the client's definition JSON plus what was derived from it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StaticIndex {
+    pub language: SourceLanguage,
+    pub maps: Vec<String>,
+    pub reduce: Option<String>,
+    /// Collections the maps read; empty means every document.
+    pub collections: Vec<String>,
+    /// The definition as sent (answered back by `GET /indexes`).
+    pub definition: Value,
+}
+
+impl StaticIndex {
+    /// RavenDB's index type name.
+    pub fn type_name(&self) -> &'static str {
+        match (self.language, self.reduce.is_some()) {
+            (SourceLanguage::JavaScript, false) => "JavaScriptMap",
+            (SourceLanguage::JavaScript, true) => "JavaScriptMapReduce",
+            (SourceLanguage::CSharp, false) => "Map",
+            (SourceLanguage::CSharp, true) => "MapReduce",
+        }
+    }
+}
+
+fn invalid(name: &str, message: impl std::fmt::Display) -> EngineError {
+    EngineError::IndexCompilation { message: format!("Index '{name}': {message}") }
+}
+
+/// JavaScript maps start with `map(`; everything else is C# LINQ (`from doc in docs...`, `docs.X.Select(...)`).
+fn language_of(map: &str) -> SourceLanguage {
+    let trimmed = map.trim_start();
+    let code = trimmed.trim_start_matches(|c: char| c == '(' || c.is_whitespace());
+    if code.starts_with("map(")
+        || code.starts_with("map (")
+        || trimmed.starts_with("function")
+        || trimmed.contains("map('")
+        || trimmed.contains("map(\"")
+    {
+        SourceLanguage::JavaScript
+    } else {
+        SourceLanguage::CSharp
+    }
+}
+
+fn string_list(value: Option<&Value>, what: &str, name: &str) -> Result<Vec<String>, EngineError> {
+    match value {
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| invalid(name, format!("every entry of '{what}' must be a string"))))
+            .collect(),
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(_) => Err(invalid(name, format!("'{what}' must be a list of strings"))),
+    }
+}
+
+/// Validates a client's IndexDefinition and compiles it; returns the definition the registry runs.
+pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineError> {
+    let Value::Object(object) = raw else {
+        return Err(EngineError::bad_request("Every index definition must be a JSON object"));
+    };
+    let name = match object.get("Name") {
+        Some(Value::String(n)) if !n.trim().is_empty() => n.trim().to_owned(),
+        _ => return Err(EngineError::bad_request("An index definition needs a non-empty 'Name'")),
+    };
+    if name.to_ascii_lowercase().starts_with("auto/") {
+        return Err(invalid(&name, "names starting with 'Auto/' are reserved for automatic indexes"));
+    }
+    let maps: Vec<String> = string_list(object.get("Maps"), "Maps", &name)?.into_iter().filter(|m| !m.trim().is_empty()).collect();
+    if maps.is_empty() {
+        return Err(invalid(&name, "the definition has no map ('Maps' is empty)"));
+    }
+    let reduce = object.get("Reduce").and_then(Value::as_str).filter(|r| !r.trim().is_empty()).map(str::to_owned);
+    let languages: Vec<SourceLanguage> = maps.iter().map(|m| language_of(m)).collect();
+    let language = languages[0];
+    if languages.iter().any(|l| *l != language) {
+        return Err(invalid(&name, "maps mix JavaScript and C#; use one language per index"));
+    }
+    if reduce.is_some() {
+        return Err(invalid(&name, "map-reduce static indexes are not supported by this server yet"));
+    }
+    let (collections, mut field_names) = match language {
+        SourceLanguage::JavaScript => {
+            let program = JsMapProgram::compile(&maps, &Map::new()).map_err(|e| invalid(&name, e))?;
+            (program.collections().to_vec(), program.field_names().to_vec())
+        }
+        SourceLanguage::CSharp => {
+            return Err(invalid(&name, "C# (LINQ) index definitions are not supported by this server yet; define the index in JavaScript"));
+        }
+    };
+    let options = object.get("Fields").and_then(Value::as_object).cloned().unwrap_or_default();
+    for key in options.keys() {
+        if key != "__all_fields" && !field_names.contains(key) {
+            field_names.push(key.clone());
+        }
+    }
+    let fields = field_names
+        .iter()
+        .map(|f| {
+            let indexing = options.get(f).and_then(|o| o.get("Indexing")).and_then(Value::as_str).unwrap_or("Default");
+            AutoIndexField {
+                path: f.clone(),
+                search: indexing.eq_ignore_ascii_case("Search"),
+                exact: indexing.eq_ignore_ascii_case("Exact"),
+            }
+        })
+        .collect();
+    let collection = match collections.as_slice() {
+        [one] => one.clone(),
+        _ => ALL_DOCS.to_owned(),
+    };
+    Ok(AutoIndexDefinition {
+        name,
+        collection,
+        fields,
+        group_by: Vec::new(),
+        aggregations: Vec::new(),
+        static_index: Some(StaticIndex { language, maps, reduce, collections, definition: raw.clone() }),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn javascript_maps_compile_into_fields_and_collections() {
+        let def = compile_definition(&json!({
+            "Name": "Users/ByName",
+            "Maps": ["map('Users', function (u) { return { Name: u.Name, 'Age': u.Age }; })"],
+            "Fields": {"Name": {"Indexing": "Search"}}
+        }))
+        .unwrap();
+        assert_eq!(def.collection, "Users");
+        let names: Vec<&str> = def.fields.iter().map(|f| f.path.as_str()).collect();
+        assert!(names.contains(&"Name") && names.contains(&"Age"), "{names:?}");
+        assert!(def.fields.iter().any(|f| f.path == "Name" && f.search));
+        assert_eq!(def.static_index.unwrap().type_name(), "JavaScriptMap");
+    }
+
+    #[test]
+    fn bad_definitions_are_refused_with_the_reason() {
+        let err = |v: Value| compile_definition(&v).unwrap_err().to_string();
+        assert!(err(json!({"Name": "", "Maps": ["x"]})).contains("Name"));
+        assert!(err(json!({"Name": "A", "Maps": []})).contains("no map"));
+        assert!(err(json!({"Name": "A", "Maps": ["map('Users', function (u) { return { ; })"]})).contains("Index 'A'"));
+        assert!(err(json!({"Name": "Auto/X", "Maps": ["map('Users', u => u)"]})).contains("reserved"));
+    }
+}

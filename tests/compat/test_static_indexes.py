@@ -1,0 +1,128 @@
+"""Static JavaScript indexes through the official client (AbstractJavaScriptIndexCreationTask): creation,
+queries on their fields, multi-map, fan-out, load(), errors per document, replacement and bad definitions.
+Expected answers are computed from the documents the test wrote."""
+
+from __future__ import annotations
+
+import pytest
+from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractJavaScriptIndexCreationTask
+from ravendb.documents.operations.indexes import GetIndexOperation, PutIndexesOperation
+from ravendb.documents.indexes.definitions import IndexDefinition
+
+from corvid_support import Company, Order, Product, User, assert_error_json
+
+
+class UsersByAge(AbstractJavaScriptIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.maps = {"map('Users', function (u) { return { age: u.age, name: u.name, initial: u.name.substring(0, 1) }; })"}
+
+
+class UsersAndProductsByName(AbstractJavaScriptIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.maps = {
+            "map('Users', function (u) { return { name: u.name }; })",
+            "map('Products', function (p) { return { name: p.name }; })",
+        }
+
+
+class OrdersByProduct(AbstractJavaScriptIndexCreationTask):
+    """Fan-out: one entry per order line; and load() of the company."""
+
+    def __init__(self):
+        super().__init__()
+        self.maps = {
+            "map('Orders', function (o) { var c = load(o.company, 'Companies'); "
+            "return o.lines.map(function (l) { return { product: l.product, company_name: c ? c.name : null }; }); })"
+        }
+
+
+def _users(store, n=40):
+    with store.open_session() as s:
+        for i in range(n):
+            s.store(User(name=f"user{i:02d}", age=i % 10), f"users/{i}")
+        s.save_changes()
+    return {f"users/{i}": (f"user{i:02d}", i % 10) for i in range(n)}
+
+
+def test_javascript_map_index_answers_queries(store):
+    users = _users(store)
+    UsersByAge().execute(store)
+    with store.open_session() as s:
+        got = list(s.query_index_type(UsersByAge, User).wait_for_non_stale_results().where_greater_than("age", 6).order_by_descending("age"))
+        expected = sorted((v for v in users.values() if v[1] > 6), key=lambda v: -v[1])
+        assert [u.age for u in got] == [v[1] for v in expected]
+        got = list(s.query_index("UsersByAge", User).where_equals("initial", "U").where_equals("age", 3))
+        assert sorted(u.name for u in got) == sorted(v[0] for v in users.values() if v[1] == 3)
+
+
+def test_definition_round_trips_and_stats_show_the_type(store):
+    UsersByAge().execute(store)
+    definition = store.maintenance.send(GetIndexOperation("UsersByAge"))
+    assert definition.name == "UsersByAge"
+    assert "map('Users'" in list(definition.maps)[0]
+    stats = store.maintenance.send(GetIndexOperation("UsersByAge"))
+    assert stats is not None
+
+
+def test_multi_map_index_covers_both_collections(store):
+    _users(store, 5)
+    with store.open_session() as s:
+        for i in range(3):
+            s.store(Product(name=f"user{i:02d}-product", price=i), f"products/{i}")
+        s.save_changes()
+    UsersAndProductsByName().execute(store)
+    with store.open_session() as s:
+        names = sorted(r["name"] for r in s.advanced.raw_query("from index 'UsersAndProductsByName' where startsWith(name, 'user0')", dict).wait_for_non_stale_results())
+    assert names == sorted([f"user{i:02d}" for i in range(5)] + [f"user{i:02d}-product" for i in range(3)])
+
+
+def test_fan_out_and_load(store):
+    with store.open_session() as s:
+        s.store(Company(name="Acme"), "companies/1")
+        s.store(Order(company="companies/1", lines=[{"product": "apple"}, {"product": "pear"}]), "orders/1")
+        s.store(Order(company="companies/404", lines=[{"product": "plum"}]), "orders/2")
+        s.save_changes()
+    OrdersByProduct().execute(store)
+    with store.open_session() as s:
+        q = lambda rql: sorted(r.company for r in s.advanced.raw_query(rql, Order).wait_for_non_stale_results())
+        assert q("from index 'OrdersByProduct' where product = 'pear'") == ["companies/1"]
+        assert q("from index 'OrdersByProduct' where product = 'plum'") == ["companies/404"]
+        assert q("from index 'OrdersByProduct' where company_name = 'acme'") == ["companies/1"]
+
+
+def test_a_failing_document_is_an_index_error_not_a_stopped_index(store, server_url, db_name, http):
+    with store.open_session() as s:
+        s.store(User(name="ok", age=1), "users/1")
+        s.store(User(name=None, age=2), "users/2")  # name.substring fails for this one
+        s.save_changes()
+    UsersByAge().execute(store)
+    with store.open_session() as s:
+        assert [u.name for u in s.query_index("UsersByAge", User).wait_for_non_stale_results()] == ["ok"]
+    errors = http.get(f"{server_url}/databases/{db_name}/indexes/errors", params={"name": "UsersByAge"}).json()["Results"][0]["Errors"]
+    assert [e["Document"] for e in errors] == ["users/2"]
+
+
+def test_changing_a_definition_rebuilds_the_index(store):
+    _users(store, 10)
+    UsersByAge().execute(store)
+    changed = IndexDefinition(name="UsersByAge", maps={"map('Users', function (u) { return u.age >= 5 ? { age: u.age } : null; })"})
+    store.maintenance.send(PutIndexesOperation(changed))
+    with store.open_session() as s:
+        assert sorted(u.age for u in s.query_index("UsersByAge", User).wait_for_non_stale_results()) == [5, 6, 7, 8, 9]
+
+
+@pytest.mark.parametrize(
+    "maps,expect",
+    [
+        (["map('Users', function (u) { return { ; })"], "does not compile"),
+        (["function helper() { return 1; }"], "no map"),
+        ([], "no map"),
+    ],
+)
+def test_bad_definitions_are_refused_and_nothing_is_created(server_url, db_name, http, maps, expect):
+    r = http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [{"Name": "Bad", "Maps": maps}]})
+    body = assert_error_json(r)
+    assert body["Type"].endswith("IndexCompilationException") and expect in body["Message"], body
+    assert http.get(f"{server_url}/databases/{db_name}/indexes", params={"name": "Bad"}).status_code == 404
