@@ -126,3 +126,55 @@ def test_bad_definitions_are_refused_and_nothing_is_created(server_url, db_name,
     body = assert_error_json(r)
     assert body["Type"].endswith("IndexCompilationException") and expect in body["Message"], body
     assert http.get(f"{server_url}/databases/{db_name}/indexes", params={"name": "Bad"}).status_code == 404
+
+
+class FanoutSum(AbstractJavaScriptIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.maps = {"map('Fanouts', function (f) { return f.numbers.map(function (n) { return { foo: f.foo, sum: n, count: 1 }; }); })"}
+        self.reduce = "groupBy(f => f.foo).aggregate(g => ({ foo: g.key, sum: g.values.reduce((t, v) => t + v.sum, 0), count: g.values.reduce((t, v) => t + v.count, 0) }))"
+
+
+class Fanout:
+    def __init__(self, foo: str = None, numbers: list = None):
+        self.foo = foo
+        self.numbers = numbers
+
+
+def test_javascript_map_reduce_follows_random_writes(store, server_url, db_name, http):
+    """Random inserts, updates (moving numbers between groups) and deletes; after each round the reduce
+    results equal a recomputation from all documents, and filtering/sorting on results works."""
+    import random
+
+    rng = random.Random(7)
+    docs = {}
+    FanoutSum().execute(store)
+    for round_ in range(4):
+        commands = []
+        for _ in range(40):
+            doc_id = f"fanouts/{rng.randrange(60)}"
+            if doc_id in docs and rng.random() < 0.25:
+                commands.append({"Type": "DELETE", "Id": doc_id, "ChangeVector": None})
+                del docs[doc_id]
+            else:
+                value = Fanout(foo=rng.choice("abcde"), numbers=[rng.randrange(100) for _ in range(rng.randrange(1, 4))])
+                docs[doc_id] = value
+                document = {"foo": value.foo, "numbers": value.numbers, "@metadata": {"@collection": "Fanouts"}}
+                commands.append({"Type": "PUT", "Id": doc_id, "ChangeVector": None, "Document": document})
+        assert http.post(f"{server_url}/databases/{db_name}/bulk_docs", json={"Commands": commands}).status_code == 201
+        expected = {}
+        for d in docs.values():
+            e = expected.setdefault(d.foo, [0, 0])
+            e[0] += sum(d.numbers)
+            e[1] += len(d.numbers)
+        r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'FanoutSum' order by foo", "WaitForNonStaleResults": True})
+        assert r.status_code == 200, r.text
+        got = {x["foo"]: [x["sum"], x["count"]] for x in r.json()["Results"]}
+        assert got == expected, f"round {round_}"
+        assert [x["foo"] for x in r.json()["Results"]] == sorted(expected)
+    big = [k for k, v in expected.items() if v[0] > 150]
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'FanoutSum' where sum > 150", "WaitForNonStaleResults": True})
+    assert sorted(x["foo"] for x in r.json()["Results"]) == sorted(big)
+    with store.open_session() as s:
+        typed = list(s.query_index("FanoutSum", dict).where_equals("foo", "a"))
+        assert [t["sum"] for t in typed] == ([expected["a"][0]] if "a" in expected else [])

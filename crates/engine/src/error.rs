@@ -36,6 +36,9 @@ impl From<StorageError> for EngineError {
         match e {
             StorageError::QueueFull => EngineError::Busy { database: String::new() },
             StorageError::ShuttingDown => EngineError::ShuttingDown { database: String::new() },
+            StorageError::Reduce { reduce_key, message } => {
+                EngineError::Script { message: format!("reduce of key {reduce_key}: {message}") }
+            }
             other => EngineError::Storage(other),
         }
     }

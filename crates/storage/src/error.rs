@@ -8,6 +8,8 @@ pub enum StorageError {
     Io { path: PathBuf, source: std::io::Error },
     #[error("corrupted storage in table `{table}`: {context}")]
     Corrupted { table: &'static str, context: String },
+    #[error("reduce of key {reduce_key} failed: {message}")]
+    Reduce { reduce_key: String, message: String },
     #[error("storage format version {found} is not supported (this build reads version {supported})")]
     UnsupportedFormat { found: u32, supported: u32 },
     #[error("the write queue of this database is full")]

@@ -4,6 +4,7 @@
 
 mod catalog;
 mod error;
+mod map_reduce_store;
 mod merger;
 mod preallocate;
 mod read_txn;
@@ -15,6 +16,7 @@ mod write_txn;
 
 pub use catalog::{Catalog, CatalogEntry};
 pub use error::StorageError;
+pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
 pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
 pub use read_txn::ReadTxn;
 pub use record::{push_json_string, DocumentRecord, Tombstone};

@@ -15,7 +15,11 @@ function map(collection, fn) {
   if (typeof fn !== 'function') { throw new Error('the second argument of map() must be a function'); }
   __maps.push({ collection: collection, fn: fn });
 }
-function groupBy() { throw new Error('map-reduce JavaScript indexes (groupBy) are not supported by this server yet'); }
+var __reduce = null;
+function groupBy(keyFn) {
+  if (typeof keyFn !== 'function') { throw new Error('groupBy() takes a function that returns the reduce key'); }
+  return { aggregate: function (fn) { __reduce = { key: keyFn, aggregate: fn }; } };
+}
 function load(id, collection) { return id === null || id === undefined ? null : __host('load', [id]); }
 var noTracking = { load: load };
 function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
@@ -23,6 +27,11 @@ function getMetadata(d) { return d ? d['@metadata'] : undefined; }
 function createField() { throw new Error('createField() is not supported by this server yet'); }
 function createSpatialField() { throw new Error('createSpatialField() is not supported by this server yet'); }
 function __corvid_collections() { return __maps.map(function (m) { return m.collection; }); }
+function __corvid_reduce(key, values) {
+  var out = __reduce.aggregate({ key: key, values: values });
+  if (out === undefined || out === null) { return []; }
+  return Array.isArray(out) ? out : [out];
+}
 function __corvid_map(doc, i) {
   var out = __maps[i].fn(doc);
   if (out === undefined || out === null) { return []; }
@@ -72,7 +81,7 @@ fn literal_keys(source: &str) -> Vec<String> {
 
 impl JsMapProgram {
     /// Compiles the maps (and `AdditionalSources`, name -> script). Errors say what does not compile.
-    pub fn compile(maps: &[String], additional_sources: &Map<String, Value>) -> Result<JsMapProgram, String> {
+    pub fn compile(maps: &[String], reduce: Option<&str>, additional_sources: &Map<String, Value>) -> Result<JsMapProgram, String> {
         let sandbox = Sandbox::new(Limits::default()).map_err(error_text)?;
         sandbox.run(INDEX_PRELUDE).map_err(error_text)?;
         for (name, source) in additional_sources {
@@ -81,6 +90,17 @@ impl JsMapProgram {
         }
         for (i, source) in maps.iter().enumerate() {
             sandbox.run(source).map_err(|e| format!("map #{}: {e}", i + 1))?;
+        }
+        if let Some(reduce) = reduce {
+            sandbox.run(reduce).map_err(|e| format!("the reduce: {e}"))?;
+            sandbox.define("__corvid_is_reduce", "(function () { return __reduce !== null; })").map_err(error_text)?;
+            if sandbox.call_with_documents("__corvid_is_reduce", &["null"]).map_err(error_text)? != "true" {
+                return Err("the reduce must be groupBy(x => key).aggregate(g => result)".into());
+            }
+            sandbox.define("__corvid_key_fn", "(function (entry) { return __reduce.key(entry); })").map_err(error_text)?;
+            sandbox
+                .define("__corvid_reduce_fn", "(function (key, values) { return __corvid_reduce(key, values); })")
+                .map_err(error_text)?;
         }
         sandbox.define("__corvid_collections_fn", "(function () { return __corvid_collections(); })").map_err(error_text)?;
         sandbox.define("__corvid_map_fn", "(function (doc, i) { return __corvid_map(doc, i); })").map_err(error_text)?;
@@ -92,7 +112,7 @@ impl JsMapProgram {
         }
         let collections = if collections.iter().any(|c| c.eq_ignore_ascii_case(ALL_DOCS)) { Vec::new() } else { collections };
         let mut field_names = Vec::new();
-        for map in maps {
+        for map in maps.iter().map(String::as_str).chain(reduce) {
             for key in literal_keys(map) {
                 if !field_names.contains(&key) {
                     field_names.push(key);
@@ -109,6 +129,27 @@ impl JsMapProgram {
 
     pub fn field_names(&self) -> &[String] {
         &self.field_names
+    }
+
+    /// The reduce key of a map entry, as canonical JSON text.
+    pub fn reduce_key(&self, entry: &str) -> Result<String, String> {
+        self.sandbox.call_with_documents("__corvid_key_fn", &[entry]).map_err(error_text)
+    }
+
+    /// Reduces the entries (JSON texts) of one key into result objects (JSON texts).
+    pub fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
+        let values = format!("[{}]", entries.join(","));
+        let out = self.sandbox.call_with_documents("__corvid_reduce_fn", &[key, &values]).map_err(error_text)?;
+        match serde_json::from_str(&out).map_err(|e| e.to_string())? {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::Object(_) => Ok(item.to_string()),
+                    other => Err(format!("a reduce must return objects, not {other}")),
+                })
+                .collect(),
+            _ => Err("the reduce did not return an object".into()),
+        }
     }
 
     /// The index entries of one document (wire JSON with `@metadata`) of `collection`: every map registered
@@ -164,7 +205,7 @@ mod tests {
             "map('Users', function (u) { return { Name: u.Name.toUpperCase(), Company: load(u.Company).Name }; })".to_owned(),
             "map('Orders', o => o.Lines.map(l => ({ Product: l.P })))".to_owned(),
         ];
-        let p = JsMapProgram::compile(&maps, &Map::new()).unwrap();
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
         assert_eq!(p.collections(), ["Users", "Orders"]);
         let out = p.map("Users", r#"{"Name":"jo","Company":"c/1"}"#, &mut NoLoads).unwrap();
         assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"Name": "JO", "Company": "Acme"}));
@@ -176,8 +217,21 @@ mod tests {
 
     #[test]
     fn compile_errors_name_the_map() {
-        let err = JsMapProgram::compile(&["map('Users', function (u) { return { ; })".to_owned()], &Map::new()).err().unwrap();
+        let err = JsMapProgram::compile(&["map('Users', function (u) { return { ; })".to_owned()], None, &Map::new()).err().unwrap();
         assert!(err.contains("map #1"), "{err}");
-        assert!(JsMapProgram::compile(&["var x = 1;".to_owned()], &Map::new()).is_err());
+        assert!(JsMapProgram::compile(&["var x = 1;".to_owned()], None, &Map::new()).is_err());
+        let map = ["map('Users', u => ({ a: 1 }))".to_owned()];
+        assert!(JsMapProgram::compile(&map, Some("var nothing = 1;"), &Map::new()).err().unwrap().contains("groupBy"));
+    }
+
+    #[test]
+    fn reduces_by_key() {
+        let maps = ["map('Orders', o => o.Lines.map(l => ({ Product: l.P, Qty: l.Q })))".to_owned()];
+        let reduce = "groupBy(x => x.Product).aggregate(g => ({ Product: g.key, Qty: g.values.reduce((t, v) => t + v.Qty, 0) }))";
+        let p = JsMapProgram::compile(&maps, Some(reduce), &Map::new()).unwrap();
+        assert_eq!(p.reduce_key(r#"{"Product":"apple","Qty":2}"#).unwrap(), r#""apple""#);
+        let out =
+            p.reduce(r#""apple""#, &[r#"{"Product":"apple","Qty":2}"#.to_owned(), r#"{"Product":"apple","Qty":5}"#.to_owned()]).unwrap();
+        assert_eq!(out, vec![r#"{"Product":"apple","Qty":7}"#.to_owned()]);
     }
 }

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::{ReduceStore, Store};
+use corvid_storage::{MapReduceStore, ReduceStore, Store};
 use parking_lot::{Mutex, RwLock};
 
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
@@ -36,10 +36,12 @@ pub struct IndexCounters {
     pub last_indexing_time: AtomicI64,
 }
 
-/// Where an index keeps its entries: a tantivy index (map) or reduce results (map-reduce).
+/// Where an index keeps its entries: a tantivy index (map), reduce values (automatic map-reduce), or map
+/// entries and reduce results with a tantivy index over the results (static map-reduce).
 pub enum IndexBackend {
     Search(Box<DocumentIndex>),
     Reduce(ReduceStore),
+    StaticReduce { store: MapReduceStore, results: Box<DocumentIndex> },
 }
 
 impl IndexBackend {
@@ -47,6 +49,8 @@ impl IndexBackend {
         match self {
             IndexBackend::Search(index) => index.last_indexed_etag(),
             IndexBackend::Reduce(store) => store.last_etag().unwrap_or(0),
+            // Both are replayable from the older one (a replayed batch gives the same state).
+            IndexBackend::StaticReduce { store, results } => store.last_etag().unwrap_or(0).min(results.last_indexed_etag()),
         }
     }
 
@@ -54,6 +58,7 @@ impl IndexBackend {
         match self {
             IndexBackend::Search(index) => index.entries_count(),
             IndexBackend::Reduce(store) => store.count().unwrap_or(0),
+            IndexBackend::StaticReduce { results, .. } => results.entries_count(),
         }
     }
 
@@ -61,6 +66,7 @@ impl IndexBackend {
         match self {
             IndexBackend::Search(index) => index.size_on_disk(),
             IndexBackend::Reduce(store) => store.size_on_disk(),
+            IndexBackend::StaticReduce { store, results } => store.size_on_disk() + results.size_on_disk(),
         }
     }
 }
@@ -192,7 +198,12 @@ impl IndexRegistry {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
         std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
-        let index = if definition.is_map_reduce() {
+        let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some());
+        let index = if static_reduce {
+            let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
+                .map_err(|e| EngineError::Internal(e.to_string()))?;
+            IndexBackend::StaticReduce { store: MapReduceStore::open(&dir.join("map-reduce"))?, results: Box::new(results) }
+        } else if definition.is_map_reduce() {
             IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"))?)
         } else {
             let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))

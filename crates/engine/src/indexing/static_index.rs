@@ -92,12 +92,10 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
     if languages.iter().any(|l| *l != language) {
         return Err(invalid(&name, "maps mix JavaScript and C#; use one language per index"));
     }
-    if reduce.is_some() {
-        return Err(invalid(&name, "map-reduce static indexes are not supported by this server yet"));
-    }
     let (collections, mut field_names) = match language {
         SourceLanguage::JavaScript => {
-            let program = JsMapProgram::compile(&maps, &Map::new()).map_err(|e| invalid(&name, e))?;
+            let sources = object.get("AdditionalSources").and_then(Value::as_object).cloned().unwrap_or_else(Map::new);
+            let program = JsMapProgram::compile(&maps, reduce.as_deref(), &sources).map_err(|e| invalid(&name, e))?;
             (program.collections().to_vec(), program.field_names().to_vec())
         }
         SourceLanguage::CSharp => {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use corvid_index::MappedDocument;
 use corvid_js::Host;
 use corvid_storage::MapOutput;
-use corvid_storage::ReadTxn;
 use corvid_storage::Store;
+use corvid_storage::{DocumentEntries, ReadTxn};
 use corvid_types::{id_key, now_nanos};
 
 use super::definition::{Aggregation, AutoIndexDefinition};
@@ -41,7 +41,7 @@ impl Mapper {
             None => Ok(Mapper::Paths),
             Some(s) => {
                 let sources = s.definition.get("AdditionalSources").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
-                Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, &sources)?))
+                Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, s.reduce.as_deref(), &sources)?))
             }
         }
     }
@@ -165,6 +165,44 @@ fn map_static(
     mapped
 }
 
+/// Maps documents for a static map-reduce index: each document's entries under their reduce keys (None
+/// for deleted documents and documents whose map failed, so their old contributions are taken back).
+fn map_for_reduce(
+    handle: &IndexHandle,
+    program: &JsMapProgram,
+    snapshot: &ReadTxn<'_>,
+    records: Vec<corvid_storage::DocumentRecord>,
+    deletes: Vec<String>,
+) -> Vec<(String, Option<DocumentEntries>)> {
+    let mut host = SnapshotHost { snapshot };
+    // Deletes first, so a document deleted and written again in this batch keeps its new entries.
+    let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
+    for record in records {
+        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
+        let keyed = program.map(&record.collection, &record.to_json_string(false), &mut host).and_then(|entries| {
+            entries
+                .into_iter()
+                .map(|entry| {
+                    let text = serde_json::Value::Object(entry).to_string();
+                    Ok((program.reduce_key(&text)?, text))
+                })
+                .collect::<Result<DocumentEntries, String>>()
+        });
+        match keyed {
+            Ok(entries) => {
+                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
+                changes.push((id_key(&record.id), Some(entries)));
+            }
+            Err(e) => {
+                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
+                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                changes.push((id_key(&record.id), None));
+            }
+        }
+    }
+    changes
+}
+
 /// Parses each document's body; a body that is not JSON is an indexing error of that document only.
 fn map_documents(handle: &IndexHandle, records: Vec<corvid_storage::DocumentRecord>) -> Vec<MappedDocument> {
     let mut mapped = Vec::with_capacity(records.len());
@@ -266,6 +304,45 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
             let changed = !upserts.is_empty() || !deletes.is_empty();
             if changed {
                 index.apply(&upserts, &deletes, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
+            }
+            changed
+        }
+        IndexBackend::StaticReduce { store, results } => {
+            let Mapper::JavaScript(program) = mapper else {
+                return Err(EngineError::Internal(format!("index {} has no reduce program", definition.name)));
+            };
+            let changes = map_for_reduce(handle, program, &snapshot, records, deletes);
+            drop(snapshot);
+            let changed = !changes.is_empty();
+            if changed {
+                let mut reducer = |key: &str, entries: &[String]| -> Result<Vec<String>, String> {
+                    match program.reduce(key, entries) {
+                        Ok(out) => Ok(out),
+                        Err(e) => {
+                            // One key's failure is that key's error; the other keys keep their results.
+                            handle.record_error(IndexingError {
+                                document: key.to_owned(),
+                                message: e,
+                                at: now_nanos(),
+                                action: "Reduce".into(),
+                            });
+                            Ok(Vec::new())
+                        }
+                    }
+                };
+                let outcome = store.apply(&changes, cut, &mut reducer)?;
+                let mut removed = outcome.removed;
+                let mut upserts = Vec::with_capacity(outcome.updated.len());
+                for (key, texts) in outcome.updated {
+                    let entries: Vec<serde_json::Map<String, serde_json::Value>> =
+                        texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
+                    if entries.is_empty() {
+                        removed.push(key);
+                    } else {
+                        upserts.push(MappedDocument { key, body: merge_entries(entries) });
+                    }
+                }
+                results.apply(&upserts, &removed, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
             }
             changed
         }

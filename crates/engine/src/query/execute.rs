@@ -142,6 +142,10 @@ impl Database {
                     self.run_reduce(reduce, store, &plan, processed, &mut response)?;
                     return Ok(response);
                 }
+                if let IndexBackend::StaticReduce { store, results } = &handle.index {
+                    self.query_reduce_results(store, results, &plan, processed, &mut response)?;
+                    return Ok(response);
+                }
                 let IndexBackend::Search(index) = &handle.index else {
                     return Err(EngineError::InvalidQuery {
                         message: format!("index '{}' is a map-reduce index; query it with group by", handle.definition.name),
@@ -439,6 +443,39 @@ impl Database {
             response.results = std::mem::take(&mut response.results).into_iter().skip(plan.skip).take(plan.take).collect();
         }
         // Kept within 2^53 so JavaScript clients read it exactly.
+        response.result_etag = hasher.finish() >> 11;
+        Ok(())
+    }
+
+    /// A query on a static map-reduce index: the search picks reduce keys, the results are the stored
+    /// reduce outputs of those keys.
+    fn query_reduce_results(
+        &self,
+        store: &corvid_storage::MapReduceStore,
+        results: &corvid_index::DocumentIndex,
+        plan: &Plan,
+        processed: u64,
+        response: &mut QueryResponse,
+    ) -> Result<(), EngineError> {
+        if plan.projection.is_some() || !plan.includes.is_empty() || !plan.loads.is_empty() {
+            return Err(EngineError::InvalidQuery {
+                message: "projections, includes and load on map-reduce index results are not supported by this server yet".into(),
+            });
+        }
+        let take = plan.take.min(results.entries_count() as usize);
+        let found =
+            results.search(&plan.filter, &plan.sort, plan.skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+        response.total_results = found.total as u64;
+        let mut hasher = VersionHasher::new();
+        hasher.add(&processed.to_be_bytes());
+        for key in &found.keys {
+            for text in store.results(key)? {
+                hasher.add(text.as_bytes());
+                let mut result: Map<String, Value> = serde_json::from_str(&text).unwrap_or_default();
+                result.insert("@metadata".into(), serde_json::json!({"@projection": false, "@index-score": 0}));
+                response.results.push(Value::Object(result).to_string());
+            }
+        }
         response.result_etag = hasher.finish() >> 11;
         Ok(())
     }
