@@ -126,3 +126,12 @@ def test_failing_script_faults_the_operation(server_url, db_name, http):
     assert state["Status"] == "Faulted"
     assert "nope" in state["Result"]["Message"] and state["Result"]["Type"].endswith("JavaScriptException")
     assert http.get(f"{server_url}/databases/{db_name}/operations/state", params={"id": 987654}).status_code == 404
+
+
+def test_an_operation_that_creates_its_index_waits_for_it(store, server_url, db_name, http):
+    """The first filtered delete on a collection creates the automatic index; with the default allowStale
+    the operation must still see every matching document (it waits for the new index, as a query does)."""
+    _put_many(http, server_url, db_name, {f"users/{i}": {"age": i % 4} for i in range(1, 401)})
+    store.operations.send_async(DeleteByQueryOperation(IndexQuery("from users where age == 1"))).wait_for_completion()
+    after = _all(http, server_url, db_name)
+    assert sorted(after) == sorted(f"users/{i}" for i in range(1, 401) if i % 4 != 1)

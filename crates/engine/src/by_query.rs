@@ -97,7 +97,10 @@ impl Database {
     ) -> Result<Arc<Operation>, EngineError> {
         request.for_operation = true;
         // Plan now so a bad query is refused at once, not reported later as a faulted operation.
-        crate::query::check_plan(self, &request)?;
+        if crate::query::check_plan(self, &request)? {
+            // A new automatic index answers from nothing until built: wait for it, as a query would.
+            request.wait_for_non_stale = true;
+        }
         let operation = self.operations.start(None, kind, request.query.clone());
         let database = self.clone();
         let op = operation.clone();

@@ -7,7 +7,8 @@ mod reduce;
 
 pub use execute::{QueryRequest, QueryResponse};
 
-/// Plans a query without running it: its errors (syntax, unknown index) surface at once.
-pub(crate) fn check_plan(db: &crate::Database, request: &QueryRequest) -> Result<(), crate::EngineError> {
-    planner::plan(db, request).map(|_| ())
+/// Plans a query without running it: its errors (syntax, unknown index) surface at once. True when the
+/// plan created an automatic index (whoever runs the query next should wait for it).
+pub(crate) fn check_plan(db: &crate::Database, request: &QueryRequest) -> Result<bool, crate::EngineError> {
+    planner::plan(db, request).map(|plan| plan.created_index)
 }
