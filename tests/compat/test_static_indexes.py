@@ -178,3 +178,47 @@ def test_javascript_map_reduce_follows_random_writes(store, server_url, db_name,
     with store.open_session() as s:
         typed = list(s.query_index("FanoutSum", dict).where_equals("foo", "a"))
         assert [t["sum"] for t in typed] == ([expected["a"][0]] if "a" in expected else [])
+
+
+def test_disable_enable_stop_start_priority_and_lock(store, server_url, db_name, http):
+    from ravendb.documents.indexes.definitions import IndexLockMode, IndexPriority
+    from ravendb.documents.operations.indexes import (
+        DisableIndexOperation,
+        EnableIndexOperation,
+        GetIndexingStatusOperation,
+        GetIndexStatisticsOperation,
+        SetIndexesLockOperation,
+        SetIndexesPriorityOperation,
+        StartIndexingOperation,
+        StopIndexingOperation,
+    )
+
+    _users(store, 3)
+    UsersByAge().execute(store)
+    count = lambda: len(list(store.open_session().query_index("UsersByAge", User).wait_for_non_stale_results()))
+    assert count() == 3
+    store.maintenance.send(StopIndexingOperation())
+    status = store.maintenance.send(GetIndexingStatusOperation())
+    assert [i.status.value for i in status.indexes] == ["Paused"]
+    with store.open_session() as s:
+        s.store(User(name="late", age=1), "users/late")
+        s.save_changes()
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'UsersByAge'"})
+    assert r.json()["IsStale"] is True and len(r.json()["Results"]) == 3  # paused: the new user is not indexed
+    store.maintenance.send(StartIndexingOperation())
+    assert count() == 4
+    store.maintenance.send(DisableIndexOperation("UsersByAge"))
+    assert store.maintenance.send(GetIndexStatisticsOperation("UsersByAge")).state.value == "Disabled"
+    store.maintenance.send(EnableIndexOperation("UsersByAge"))
+    store.maintenance.send(SetIndexesPriorityOperation(IndexPriority.HIGH, "UsersByAge"))
+    store.maintenance.send(SetIndexesLockOperation(IndexLockMode.LOCKED_IGNORE, "UsersByAge"))
+    stats = store.maintenance.send(GetIndexStatisticsOperation("UsersByAge"))
+    assert (stats.priority.value, stats.lock_mode.value) == ("High", "LockedIgnore")
+    # A locked (ignore) index keeps its definition when a changed one is put.
+    changed = IndexDefinition(name="UsersByAge", maps={"map('Users', function (u) { return { other: 1 }; })"})
+    store.maintenance.send(PutIndexesOperation(changed))
+    assert "initial" in list(store.maintenance.send(GetIndexOperation("UsersByAge")).maps)[0]
+    r = http.post(f"{server_url}/databases/{db_name}/indexes/set-priority", json={"IndexNames": ["UsersByAge"], "Priority": "Urgent"})
+    assert assert_error_json(r)["Message"].startswith("Unknown index priority")
+    r = http.post(f"{server_url}/databases/{db_name}/indexes/set-lock", json={"IndexNames": ["Nope"], "Mode": "Unlock"})
+    assert r.status_code == 404

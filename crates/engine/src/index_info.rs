@@ -30,6 +30,10 @@ pub struct IndexInfo {
     pub size_on_disk: u64,
     /// RavenDB's type: `AutoMap`, `AutoMapReduce`, `Map`, `JavaScriptMap`, ...
     pub index_type: &'static str,
+    /// `Running`, `Paused` or `Disabled`.
+    pub run_status: &'static str,
+    pub priority: String,
+    pub lock_mode: String,
     /// For static indexes: the definition as the client sent it.
     pub static_definition: Option<serde_json::Value>,
 }
@@ -50,7 +54,9 @@ impl Database {
                 collection: handle.definition.collection.clone(),
                 fields: handle.definition.fields.clone(),
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
-                state: if handle.faulted.lock().is_some() {
+                state: if handle.control.is_disabled() {
+                    "Disabled"
+                } else if handle.faulted.lock().is_some() {
                     "Error"
                 } else if self.indexes.is_idle(&handle) {
                     "Idle"
@@ -75,6 +81,9 @@ impl Database {
                     None => "AutoMap",
                 },
                 static_definition: handle.definition.static_index.as_ref().map(|s| s.definition.clone()),
+                run_status: handle.control.status(),
+                priority: handle.control.priority(),
+                lock_mode: handle.control.lock_mode(),
             });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
@@ -107,12 +116,67 @@ impl Database {
     /// compiled first; if any is invalid, none is stored. Blocking.
     pub fn put_indexes(&self, definitions: &[serde_json::Value]) -> Result<Vec<String>, EngineError> {
         let compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
-        let mut names = Vec::with_capacity(compiled.len());
-        for definition in compiled {
-            names.push(definition.name.clone());
+        let mut names_out = Vec::with_capacity(compiled.len());
+        for (definition, raw) in compiled.into_iter().zip(definitions) {
+            let name = definition.name.clone();
             self.indexes.put_static(definition)?;
+            // Priority and lock mode sent with the definition apply too.
+            let names = [name.clone()];
+            if let Some(priority) = raw.get("Priority").and_then(serde_json::Value::as_str) {
+                self.set_indexes_priority(&names, priority)?;
+            }
+            if let Some(mode) = raw.get("LockMode").and_then(serde_json::Value::as_str) {
+                self.set_indexes_lock_mode(&names, mode)?;
+            }
+            names_out.push(name);
         }
-        Ok(names)
+        Ok(names_out)
+    }
+
+    /// The named indexes, or every index when `names` is empty; an unknown name is an error.
+    fn handles(&self, names: &[String]) -> Result<Vec<std::sync::Arc<crate::indexing::IndexHandle>>, EngineError> {
+        if names.is_empty() {
+            return Ok(self.indexes.all());
+        }
+        names.iter().map(|n| self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.clone()))).collect()
+    }
+
+    /// Disables (no indexing, kept across restarts) or enables indexes. Blocking (writes a small file).
+    pub fn set_indexes_disabled(&self, names: &[String], disabled: bool) -> Result<(), EngineError> {
+        for handle in self.handles(names)? {
+            handle.control.set_disabled(&handle.dir, disabled)?;
+        }
+        self.watch.wake_all();
+        Ok(())
+    }
+
+    /// Pauses (`stop`) or resumes (`start`) indexing until the database reloads.
+    pub fn set_indexes_paused(&self, names: &[String], paused: bool) -> Result<(), EngineError> {
+        for handle in self.handles(names)? {
+            handle.control.set_paused(paused);
+        }
+        self.watch.wake_all();
+        Ok(())
+    }
+
+    pub fn set_indexes_priority(&self, names: &[String], priority: &str) -> Result<(), EngineError> {
+        for handle in self.handles(names)? {
+            handle.control.set_priority(&handle.dir, priority)?;
+        }
+        Ok(())
+    }
+
+    pub fn set_indexes_lock_mode(&self, names: &[String], mode: &str) -> Result<(), EngineError> {
+        for handle in self.handles(names)? {
+            handle.control.set_lock_mode(&handle.dir, mode)?;
+        }
+        Ok(())
+    }
+
+    /// Whether storing `definition` would change the index of that name (`/indexes/has-changed`).
+    pub fn index_definition_changed(&self, definition: &serde_json::Value) -> Result<bool, EngineError> {
+        let compiled = crate::indexing::compile_definition(definition)?;
+        Ok(self.indexes.get(&compiled.name).is_none_or(|h| h.definition != compiled))
     }
 
     pub fn index_exists(&self, name: &str) -> bool {

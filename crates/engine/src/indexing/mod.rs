@@ -1,6 +1,7 @@
 //! Background indexing: automatic index definitions, the registry of a database's indexes, and the worker
 //! loop that keeps each index up to date.
 
+mod control;
 mod definition;
 mod js_map;
 mod registry;

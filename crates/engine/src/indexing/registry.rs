@@ -11,6 +11,7 @@ use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
 use corvid_storage::{MapReduceStore, ReduceStore, Store};
 use parking_lot::{Mutex, RwLock};
 
+use super::control::IndexControl;
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
 use super::worker;
 use crate::commit_watch::CommitWatch;
@@ -86,6 +87,8 @@ pub struct IndexHandle {
     pub last_query_time: AtomicI64,
     /// Set when a worker batch failed as a whole (not a single document).
     pub faulted: Mutex<Option<String>>,
+    /// Disabled / paused, priority, lock mode.
+    pub control: IndexControl,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -221,6 +224,7 @@ impl IndexRegistry {
             created_at: corvid_types::now_nanos(),
             last_query_time: AtomicI64::new(0),
             faulted: Mutex::new(None),
+            control: IndexControl::load(dir),
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
@@ -305,6 +309,15 @@ impl IndexRegistry {
         if let Some(existing) = self.get(&definition.name) {
             if existing.definition == definition {
                 return Ok(false);
+            }
+            match existing.control.lock_mode().as_str() {
+                "LockedIgnore" => return Ok(false),
+                "LockedError" => {
+                    return Err(EngineError::IndexCompilation {
+                        message: format!("Index '{}' is locked (LockedError); unlock it before changing its definition", definition.name),
+                    })
+                }
+                _ => {}
             }
             if !existing.definition.is_static() {
                 return Err(EngineError::IndexCompilation {

@@ -103,6 +103,11 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
     };
     let mut retired_narrower = false;
     while !handle.should_stop() {
+        if !handle.control.may_index() {
+            *handle.status.lock() = format!("{}: not indexing", handle.control.status());
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, &mapper)));
         match outcome {
             Ok(Ok(true)) => continue,

@@ -26,7 +26,7 @@ pub fn definition_json(info: &IndexInfo) -> Value {
         // What the client sent, with every key the clients require present.
         let mut out = sent.clone();
         let defaults = json!({
-            "Name": info.name, "Priority": "Normal", "State": info.state, "LockMode": "Unlock", "AdditionalSources": {},
+            "Name": info.name, "Priority": info.priority, "State": info.state, "LockMode": info.lock_mode, "AdditionalSources": {},
             "AdditionalAssemblies": [], "Fields": {}, "Reduce": null, "Configuration": {}, "OutputReduceToCollection": null,
             "ReduceOutputIndex": null, "PatternForOutputReduceToCollectionReferences": null, "PatternReferencesCollectionName": null,
             "DeploymentMode": null
@@ -65,8 +65,8 @@ pub fn stats_json(info: &IndexInfo) -> Value {
         "ReduceOutputReferencePattern": null, "PatternReferencesCollectionName": null,
         "MappedPerSecondRate": 0.0, "ReducedPerSecondRate": 0.0, "MaxNumberOfOutputsPerDocument": 1,
         "Collections": collections, "LastQueryingTime": date_or_null(info.last_query_time), "State": info.state,
-        "Priority": "Normal", "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
-        "IsStale": info.is_stale, "LockMode": "Unlock", "Type": info.index_type, "Status": "Running",
+        "Priority": info.priority, "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
+        "IsStale": info.is_stale, "LockMode": info.lock_mode, "Type": info.index_type, "Status": info.run_status,
         "EntriesCount": info.entries, "ErrorsCount": info.errors_count, "SourceType": "Documents",
         "IsInvalidIndex": false, "WorkerStatus": info.status, "SizeOnDisk": info.size_on_disk
     })
@@ -74,7 +74,7 @@ pub fn stats_json(info: &IndexInfo) -> Value {
 
 /// The entry of `/stats` `Indexes[]`.
 pub fn summary_json(info: &IndexInfo) -> Value {
-    json!({"Name": info.name, "IsStale": info.is_stale, "State": info.state, "LockMode": "Unlock", "Priority": "Normal",
+    json!({"Name": info.name, "IsStale": info.is_stale, "State": info.state, "LockMode": info.lock_mode, "Priority": info.priority,
            "Type": info.index_type, "SourceType": "Documents", "LastIndexingTime": date_or_null(info.last_indexing_time)})
 }
 
@@ -169,8 +169,9 @@ pub async fn clear_index_errors(State(state): State<AppState>, Path(db): Path<St
 
 pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let all = infos(&state, &db).await?;
-    let indexes: Vec<Value> = all.iter().map(|i| json!({"Name": i.name, "Status": "Running"})).collect();
-    Ok(json_value(StatusCode::OK, &json!({"Status": "Running", "Indexes": indexes})))
+    let indexes: Vec<Value> = all.iter().map(|i| json!({"Name": i.name, "Status": i.run_status})).collect();
+    let overall = if !all.is_empty() && all.iter().all(|i| i.run_status == "Paused") { "Paused" } else { "Running" };
+    Ok(json_value(StatusCode::OK, &json!({"Status": overall, "Indexes": indexes})))
 }
 
 pub async fn stats_summaries(state: &AppState, db: &str) -> ApiResult<Vec<Value>> {
@@ -196,4 +197,100 @@ pub async fn put_indexes(
     let raft = state.raft_index.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let results: Vec<Value> = names.into_iter().map(|n| json!({"Index": n, "RaftCommandIndex": raft})).collect();
     Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
+}
+
+/// Which control action a `POST` on an index control route performs.
+#[derive(Clone, Copy)]
+pub enum ControlAction {
+    Disable,
+    Enable,
+    Stop,
+    Start,
+}
+
+async fn control(state: AppState, db: String, raw: Option<String>, action: ControlAction) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let names: Vec<String> = query.get_all("name").into_iter().filter(|n| !n.is_empty()).collect();
+    if names.is_empty() && matches!(action, ControlAction::Disable | ControlAction::Enable) {
+        return Err(ApiError::BadRequest("'name' is required".into()));
+    }
+    let database = state.landlord.database(&db).await?;
+    blocking(move || {
+        Ok(match action {
+            ControlAction::Disable => database.set_indexes_disabled(&names, true)?,
+            ControlAction::Enable => database.set_indexes_disabled(&names, false)?,
+            ControlAction::Stop => database.set_indexes_paused(&names, true)?,
+            ControlAction::Start => database.set_indexes_paused(&names, false)?,
+        })
+    })
+    .await?;
+    Ok(no_content())
+}
+
+pub async fn disable(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    control(state, db, raw, ControlAction::Disable).await
+}
+
+pub async fn enable(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    control(state, db, raw, ControlAction::Enable).await
+}
+
+pub async fn stop(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    control(state, db, raw, ControlAction::Stop).await
+}
+
+pub async fn start(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    control(state, db, raw, ControlAction::Start).await
+}
+
+/// `{"IndexNames": [...], <field>: "..."}` of set-lock and set-priority.
+fn names_and(body: &Value, field: &str) -> ApiResult<(Vec<String>, String)> {
+    let names = body
+        .get("IndexNames")
+        .and_then(Value::as_array)
+        .ok_or_else(|| ApiError::BadRequest("'IndexNames' (a list of index names) is required".into()))?
+        .iter()
+        .map(|n| n.as_str().map(str::to_owned).ok_or_else(|| ApiError::BadRequest("every index name must be a string".into())))
+        .collect::<ApiResult<Vec<String>>>()?;
+    let value = body.get(field).and_then(Value::as_str).ok_or_else(|| ApiError::BadRequest(format!("'{field}' is required")))?;
+    Ok((names, value.to_owned()))
+}
+
+pub async fn set_lock(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
+    let body = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
+    let (names, mode) = names_and(&body, "Mode")?;
+    let database = state.landlord.database(&db).await?;
+    blocking(move || Ok(database.set_indexes_lock_mode(&names, &mode)?)).await?;
+    Ok(no_content())
+}
+
+pub async fn set_priority(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
+    let body = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
+    let (names, priority) = names_and(&body, "Priority")?;
+    let database = state.landlord.database(&db).await?;
+    blocking(move || Ok(database.set_indexes_priority(&names, &priority)?)).await?;
+    Ok(no_content())
+}
+
+/// `POST /indexes/has-changed` with an IndexDefinition: whether storing it would change the index.
+pub async fn has_changed(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+) -> ApiResult<Response> {
+    let definition = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
+    let database = state.landlord.database(&db).await?;
+    let changed = blocking(move || Ok(database.index_definition_changed(&definition)?)).await?;
+    Ok(json_value(StatusCode::OK, &json!({ "Changed": changed })))
 }

@@ -58,6 +58,13 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/indexes", any(indexes::indexes))
         .route("/admin/indexes", put(indexes::put_indexes))
+        .route("/admin/indexes/disable", post(indexes::disable))
+        .route("/admin/indexes/enable", post(indexes::enable))
+        .route("/admin/indexes/stop", post(indexes::stop))
+        .route("/admin/indexes/start", post(indexes::start))
+        .route("/indexes/set-lock", post(indexes::set_lock))
+        .route("/indexes/set-priority", post(indexes::set_priority))
+        .route("/indexes/has-changed", post(indexes::has_changed))
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status));

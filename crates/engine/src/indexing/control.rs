@@ -1,0 +1,147 @@
+//! What operators set on an index besides its definition: disabled (no indexing until enabled, kept across
+//! restarts), paused (stopped until started again or the database reloads, as RavenDB's "stop"), priority
+//! and lock mode. Persisted next to the definition as `control.json`.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::EngineError;
+
+const CONTROL_FILE: &str = "control.json";
+
+pub const PRIORITIES: &[&str] = &["Low", "Normal", "High"];
+pub const LOCK_MODES: &[&str] = &["Unlock", "LockedIgnore", "LockedError"];
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Persisted {
+    disabled: bool,
+    priority: String,
+    lock_mode: String,
+}
+
+impl Default for Persisted {
+    fn default() -> Self {
+        Persisted { disabled: false, priority: "Normal".into(), lock_mode: "Unlock".into() }
+    }
+}
+
+#[derive(Debug, Default)]
+pub struct IndexControl {
+    persisted: Mutex<Persisted>,
+    disabled: AtomicBool,
+    paused: AtomicBool,
+}
+
+impl IndexControl {
+    /// Loads the control state kept in `dir` (defaults when there is none).
+    pub fn load(dir: &Path) -> IndexControl {
+        let persisted: Persisted =
+            std::fs::read_to_string(dir.join(CONTROL_FILE)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
+        IndexControl { disabled: AtomicBool::new(persisted.disabled), paused: AtomicBool::new(false), persisted: Mutex::new(persisted) }
+    }
+
+    fn save(&self, dir: &Path, persisted: &Persisted) -> Result<(), EngineError> {
+        let text = serde_json::to_string_pretty(persisted).map_err(|e| EngineError::Internal(e.to_string()))?;
+        let temporary = dir.join(format!("{CONTROL_FILE}.tmp"));
+        std::fs::write(&temporary, text)
+            .and_then(|_| std::fs::rename(&temporary, dir.join(CONTROL_FILE)))
+            .map_err(|e| EngineError::Internal(format!("cannot save the index state in {}: {e}", dir.display())))
+    }
+
+    /// The worker may index now.
+    pub fn may_index(&self) -> bool {
+        !self.disabled.load(Ordering::Relaxed) && !self.paused.load(Ordering::Relaxed)
+    }
+
+    pub fn is_disabled(&self) -> bool {
+        self.disabled.load(Ordering::Relaxed)
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
+    }
+
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Relaxed);
+    }
+
+    pub fn set_disabled(&self, dir: &Path, disabled: bool) -> Result<(), EngineError> {
+        let mut persisted = self.persisted.lock();
+        let mut next = persisted.clone();
+        next.disabled = disabled;
+        self.save(dir, &next)?;
+        *persisted = next;
+        self.disabled.store(disabled, Ordering::Relaxed);
+        Ok(())
+    }
+
+    pub fn priority(&self) -> String {
+        self.persisted.lock().priority.clone()
+    }
+
+    pub fn lock_mode(&self) -> String {
+        self.persisted.lock().lock_mode.clone()
+    }
+
+    pub fn set_priority(&self, dir: &Path, priority: &str) -> Result<(), EngineError> {
+        let Some(canonical) = PRIORITIES.iter().find(|p| p.eq_ignore_ascii_case(priority)) else {
+            return Err(EngineError::bad_request(format!(
+                "Unknown index priority '{priority}' (expected one of {})",
+                PRIORITIES.join(", ")
+            )));
+        };
+        let mut persisted = self.persisted.lock();
+        let mut next = persisted.clone();
+        next.priority = (*canonical).to_owned();
+        self.save(dir, &next)?;
+        *persisted = next;
+        Ok(())
+    }
+
+    pub fn set_lock_mode(&self, dir: &Path, mode: &str) -> Result<(), EngineError> {
+        let Some(canonical) = LOCK_MODES.iter().find(|m| m.eq_ignore_ascii_case(mode)) else {
+            return Err(EngineError::bad_request(format!("Unknown index lock mode '{mode}' (expected one of {})", LOCK_MODES.join(", "))));
+        };
+        let mut persisted = self.persisted.lock();
+        let mut next = persisted.clone();
+        next.lock_mode = (*canonical).to_owned();
+        self.save(dir, &next)?;
+        *persisted = next;
+        Ok(())
+    }
+
+    /// RavenDB's index `Status`.
+    pub fn status(&self) -> &'static str {
+        if self.is_disabled() {
+            "Disabled"
+        } else if self.is_paused() {
+            "Paused"
+        } else {
+            "Running"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn disabled_priority_and_lock_mode_survive_a_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let control = IndexControl::load(dir.path());
+        assert!(control.may_index());
+        control.set_disabled(dir.path(), true).unwrap();
+        control.set_priority(dir.path(), "high").unwrap();
+        control.set_lock_mode(dir.path(), "LockedIgnore").unwrap();
+        assert!(control.set_priority(dir.path(), "urgent").is_err());
+        control.set_paused(true);
+        let reloaded = IndexControl::load(dir.path());
+        assert!(reloaded.is_disabled() && !reloaded.is_paused(), "pausing lasts until restart only");
+        assert_eq!((reloaded.priority().as_str(), reloaded.lock_mode().as_str()), ("High", "LockedIgnore"));
+        assert_eq!(reloaded.status(), "Disabled");
+    }
+}
