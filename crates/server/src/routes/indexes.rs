@@ -216,12 +216,13 @@ async fn control(state: AppState, db: String, raw: Option<String>, action: Contr
     }
     let database = state.landlord.database(&db).await?;
     blocking(move || {
-        Ok(match action {
-            ControlAction::Disable => database.set_indexes_disabled(&names, true)?,
-            ControlAction::Enable => database.set_indexes_disabled(&names, false)?,
-            ControlAction::Stop => database.set_indexes_paused(&names, true)?,
-            ControlAction::Start => database.set_indexes_paused(&names, false)?,
-        })
+        let done = match action {
+            ControlAction::Disable => database.set_indexes_disabled(&names, true),
+            ControlAction::Enable => database.set_indexes_disabled(&names, false),
+            ControlAction::Stop => database.set_indexes_paused(&names, true),
+            ControlAction::Start => database.set_indexes_paused(&names, false),
+        };
+        Ok(done?)
     })
     .await?;
     Ok(no_content())
