@@ -20,7 +20,7 @@ use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey
 
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
 /// `Corrupted` so the engine rebuilds it.
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2;
 /// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
 const WRITER_THREADS: usize = 1;
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
@@ -40,8 +40,8 @@ struct CommitPayload {
 pub struct DocumentIndex {
     dir: PathBuf,
     spec: IndexSpec,
-    schema: IndexSchema,
-    reader: IndexReader,
+    pub(crate) schema: IndexSchema,
+    pub(crate) reader: IndexReader,
     writer: Mutex<IndexWriter<TantivyDocument>>,
     last_etag: AtomicU64,
 }

@@ -134,6 +134,9 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
                 doc.add_text(field.sort_alnum.field, alphanumeric_key(&term));
             }
             doc.add_text(field.term, &term);
+            if !matches!(value, Json::Null) && term != EMPTY_TERM {
+                doc.add_text(field.facet.field, &term);
+            }
             if let Some(exact) = field.exact {
                 doc.add_text(exact, raw_term(value));
             }

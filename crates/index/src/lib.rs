@@ -7,6 +7,7 @@
 
 mod document_index;
 mod entry;
+mod facets;
 mod query_builder;
 mod schema;
 mod sort_collector;
@@ -19,6 +20,7 @@ mod tests;
 use serde::{Deserialize, Serialize};
 
 pub use document_index::DocumentIndex;
+pub use facets::{Aggregate, TermCount};
 
 /// One field of an index definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -16,6 +16,7 @@
 //! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order                   | fast str, single value  |
 //! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
 //! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
+//! | `f{i}_fv`     | every lower-cased term (not null/empty markers), for facet counts     | fast str, multi-valued  |
 
 use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
@@ -58,6 +59,8 @@ pub(crate) struct FieldHandles {
     pub sort_alnum: Column,
     pub sort_long: Column,
     pub sort_double: Column,
+    /// Every term of the entry, for facets.
+    pub facet: Column,
 }
 
 /// A single-valued fast column used for sorting.
@@ -106,6 +109,7 @@ impl IndexSchema {
                     sort_alnum: column(format!("{name}_sa"), |n| builder.add_text_field(n, sort_string.clone())),
                     sort_long: column(format!("{name}_sl"), |n| builder.add_i64_field(n, fast_numeric.clone())),
                     sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                    facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                 };
                 handles
             })

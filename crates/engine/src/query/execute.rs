@@ -151,6 +151,19 @@ impl Database {
                         message: format!("index '{}' is a map-reduce index; query it with group by", handle.definition.name),
                     });
                 };
+                if let Some(facets) = &plan.facets {
+                    let invalid = |e: corvid_index::IndexError| EngineError::InvalidQuery { message: e.to_string() };
+                    response.total_results = index.search(&plan.filter, &[], 0, 0).map_err(invalid)?.total as u64;
+                    let mut hasher = VersionHasher::new();
+                    hasher.add(&processed.to_be_bytes());
+                    for facet in facets {
+                        let result = super::facets::run_facet(index, &plan.filter, facet)?.to_string();
+                        hasher.add(result.as_bytes());
+                        response.results.push(result);
+                    }
+                    response.result_etag = hasher.finish() >> 11;
+                    return Ok(response);
+                }
                 // No page is larger than the index itself (clients send "no limit" as the largest integer).
                 let (skip, take) = page_of(&plan);
                 let take = take.min(index.entries_count() as usize);

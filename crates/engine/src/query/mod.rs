@@ -1,6 +1,7 @@
 //! Queries: RQL text -> a plan (collection scan or automatic index) -> results from one storage snapshot.
 
 mod execute;
+mod facets;
 mod planner;
 pub(crate) mod projection;
 mod reduce;

@@ -10,6 +10,7 @@ use corvid_rql::{
 use serde_json::Value as Json;
 
 use super::execute::QueryRequest;
+use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
 use super::projection::ProjectedField;
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
@@ -54,6 +55,8 @@ pub(crate) struct Plan {
     pub distinct: bool,
     /// `order by random()`: results shuffled with this seed.
     pub random: Option<u64>,
+    /// `select facet(...)`: the facets to compute instead of results.
+    pub facets: Option<Vec<FacetPlan>>,
 }
 
 impl Plan {
@@ -367,7 +370,12 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         return Err(invalid("'load' needs a 'select' that uses the loaded documents"));
     }
 
+    let facets = match &query.select {
+        Some(select) => plan_facets(db, &select.projection, &mut t)?,
+        None => None,
+    };
     let projection = match &query.select {
+        _ if facets.is_some() => None,
         None => None,
         Some(select) if select.distinct && !matches!(select.projection, Projection::Fields(_) | Projection::Js(_)) => {
             return Err(unsupported("'select distinct' without fields", text, select.span))
@@ -435,7 +443,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 None => None,
             };
             let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
-            if filterless && query.order_by.is_empty() {
+            if filterless && query.order_by.is_empty() && facets.is_none() {
                 let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
                 (source, Filter::All, Vec::new(), ids, false)
             } else {
@@ -446,7 +454,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             }
         }
     };
-    Ok(Plan { source, filter, sort, skip, take, projection, includes, ids, created_index, reduce: None, loads, distinct, random })
+    Ok(Plan { source, filter, sort, skip, take, projection, includes, ids, created_index, reduce: None, loads, distinct, random, facets })
 }
 
 fn where_filter(query: &Query, t: &mut Translator<'_>) -> Result<Filter, EngineError> {
@@ -605,6 +613,7 @@ fn plan_group_by(
         loads: Vec::new(),
         distinct: false,
         random: None,
+        facets: None,
     })
 }
 
@@ -622,4 +631,152 @@ fn visit_operands(expr: &Expr, visit: &mut impl FnMut(&Operand)) {
         Expr::Between { operand, .. } | Expr::In { operand, .. } => visit(operand),
         Expr::True(_) | Expr::Method(_) => {}
     }
+}
+
+/// A range's label: its text with parameters replaced by their values (`total < 100`).
+fn range_label(text: &str, t: &Translator<'_>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let name_len = rest[at + 1..].find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len() - at - 1);
+        let name = &rest[at + 1..at + 1 + name_len];
+        match t.parameters.get(name) {
+            Some(Json::String(s)) => out.push_str(s),
+            Some(other) => out.push_str(&other.to_string()),
+            None => out.push_str(&rest[at..at + 1 + name_len]),
+        }
+        rest = &rest[at + 1 + name_len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A facet setup document's facets (`facet(id('facets/x'))`).
+fn facets_from_setup(db: &Database, id: &str, t: &mut Translator<'_>) -> Result<Vec<FacetPlan>, EngineError> {
+    let snapshot = db.store.read()?;
+    let record =
+        snapshot.document(&corvid_types::id_key(id))?.ok_or_else(|| invalid(format!("facet setup document '{id}' does not exist")))?;
+    let setup: Json = serde_json::from_str(&record.body).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let aggregations_of = |value: Option<&Json>| -> Vec<FacetAggregation> {
+        let mut out = Vec::new();
+        if let Some(Json::Object(map)) = value {
+            for (op, fields) in map {
+                let Some(op) = AggregationOp::from_name(op) else { continue };
+                for field in fields.as_array().into_iter().flatten() {
+                    let name = field.get("Name").and_then(Json::as_str).unwrap_or_default().to_owned();
+                    let display = field.get("DisplayName").and_then(Json::as_str).map(str::to_owned);
+                    out.push(FacetAggregation { op, field: name, display });
+                }
+            }
+        }
+        out
+    };
+    let options_of = |value: Option<&Json>| value.filter(|v| v.is_object()).map(FacetOptions::from_json).transpose();
+    let mut plans = Vec::new();
+    for facet in setup.get("Facets").and_then(Json::as_array).into_iter().flatten() {
+        let field = facet.get("FieldName").and_then(Json::as_str).unwrap_or_default().to_owned();
+        let name = facet.get("DisplayFieldName").and_then(Json::as_str).map(str::to_owned).unwrap_or_else(|| field.clone());
+        t.need(&field, false, false);
+        let aggregations = aggregations_of(facet.get("Aggregations"));
+        aggregations.iter().for_each(|a| t.need(&a.field, false, false));
+        let options = options_of(facet.get("Options"))?.unwrap_or_default();
+        plans.push(FacetPlan { name, kind: FacetKind::Terms { field }, aggregations, options });
+    }
+    for facet in setup.get("RangeFacets").and_then(Json::as_array).into_iter().flatten() {
+        let mut ranges = Vec::new();
+        let mut first_field = None;
+        for range in facet.get("Ranges").and_then(Json::as_array).into_iter().flatten() {
+            let Some(text) = range.as_str() else { continue };
+            let parsed = corvid_rql::parse(&format!("from x where {text}")).map_err(|e| invalid(format!("facet range '{text}': {e}")))?;
+            let Some(expr) = parsed.where_clause else { continue };
+            let before = t.needed.len();
+            ranges.push((text.to_owned(), t.expr(&expr, false)?));
+            first_field = first_field.or_else(|| t.needed.get(before).map(|f| f.path.clone()));
+        }
+        let name = facet.get("DisplayFieldName").and_then(Json::as_str).map(str::to_owned).or(first_field).unwrap_or_default();
+        let aggregations = aggregations_of(facet.get("Aggregations"));
+        aggregations.iter().for_each(|a| t.need(&a.field, false, false));
+        plans.push(FacetPlan {
+            name,
+            kind: FacetKind::Ranges(ranges),
+            aggregations,
+            options: options_of(facet.get("Options"))?.unwrap_or_default(),
+        });
+    }
+    Ok(plans)
+}
+
+/// `select facet(...), facet(...)`: None when the select is not a facet query. Facets cannot be mixed with
+/// other projections.
+fn plan_facets(db: &Database, projection: &Projection, t: &mut Translator<'_>) -> Result<Option<Vec<FacetPlan>>, EngineError> {
+    let Projection::Fields(fields) = projection else { return Ok(None) };
+    let is_facet = |f: &corvid_rql::SelectField| matches!(&f.expr, SelectExpr::Call(c) if c.is("facet"));
+    if !fields.iter().any(is_facet) {
+        return Ok(None);
+    }
+    if let Some(other) = fields.iter().find(|f| !is_facet(f)) {
+        return Err(unsupported("Mixing facets with other projections", t.text, other.span));
+    }
+    let mut plans = Vec::new();
+    for field in fields {
+        let SelectExpr::Call(call) = &field.expr else { continue };
+        let alias = field.alias.as_ref().map(|a| a.name.clone());
+        let mut kind = None;
+        let mut ranges = Vec::new();
+        let mut aggregations = Vec::new();
+        let mut options = FacetOptions::default();
+        let mut first_range_field = None;
+        for arg in &call.args {
+            let (arg, display) = match arg {
+                Arg::Aliased { arg, alias } => (arg.as_ref(), Some(alias.name.clone())),
+                other => (other, None),
+            };
+            match arg {
+                Arg::Call(c) if c.is("id") => {
+                    let Some(Arg::Value(v)) = c.args.first() else { return Err(invalid("facet(id(...)) needs the setup document id")) };
+                    let IndexValue::String(id) = t.value(v)? else { return Err(invalid("facet(id(...)) needs a string id")) };
+                    plans.extend(facets_from_setup(db, &id, t)?);
+                    kind = Some(FacetKind::AllResults); // marker: nothing more for this facet()
+                }
+                Arg::Call(c) if AggregationOp::from_name(&c.name).is_some() => {
+                    let op = AggregationOp::from_name(&c.name).expect("checked");
+                    let Some(path) = c.args.first().and_then(Arg::as_field) else {
+                        return Err(unsupported(&format!("{}() without a field", c.name), t.text, c.span));
+                    };
+                    let path = t.path(&path);
+                    t.need(&path, false, false);
+                    aggregations.push(FacetAggregation { op, field: path, display });
+                }
+                Arg::Field(path) if kind.is_none() && ranges.is_empty() => {
+                    let path = t.path(path);
+                    t.need(&path, false, false);
+                    kind = Some(FacetKind::Terms { field: path });
+                }
+                Arg::Expr(expr) => {
+                    let before = t.needed.len();
+                    let filter = t.expr(expr, false)?;
+                    first_range_field = first_range_field.or_else(|| t.needed.get(before).map(|f| f.path.clone()));
+                    ranges.push((range_label(expr.span().text(t.text), t), filter));
+                }
+                Arg::Value(v) if matches!(v.kind, ValueKind::Parameter(_)) => {
+                    let ValueKind::Parameter(name) = &v.kind else { unreachable!() };
+                    options = FacetOptions::from_json(t.parameter(name, v.span)?)?;
+                }
+                other => return Err(unsupported("This facet argument", t.text, other.span())),
+            }
+        }
+        let is_setup = call.args.iter().any(|a| matches!(a, Arg::Call(c) if c.is("id")));
+        if is_setup {
+            continue;
+        }
+        let kind = if !ranges.is_empty() { FacetKind::Ranges(ranges) } else { kind.unwrap_or(FacetKind::AllResults) };
+        let name = alias.unwrap_or_else(|| match &kind {
+            FacetKind::Terms { field } => field.clone(),
+            FacetKind::Ranges(_) => first_range_field.clone().unwrap_or_default(),
+            FacetKind::AllResults => "@AllResults".to_owned(),
+        });
+        plans.push(FacetPlan { name, kind, aggregations, options });
+    }
+    Ok(Some(plans))
 }
