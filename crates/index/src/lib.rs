@@ -11,6 +11,7 @@ mod facets;
 mod query_builder;
 mod schema;
 mod sort_collector;
+mod terms;
 
 #[cfg(test)]
 mod differential_tests;

@@ -151,6 +151,18 @@ impl Database {
                         message: format!("index '{}' is a map-reduce index; query it with group by", handle.definition.name),
                     });
                 };
+                if let Some(suggestions) = &plan.suggestions {
+                    let mut hasher = VersionHasher::new();
+                    hasher.add(&processed.to_be_bytes());
+                    for suggestion in suggestions {
+                        let result = super::suggestions::run_suggest(index, suggestion)?.to_string();
+                        hasher.add(result.as_bytes());
+                        response.results.push(result);
+                    }
+                    response.total_results = response.results.len() as u64;
+                    response.result_etag = hasher.finish() >> 11;
+                    return Ok(response);
+                }
                 if let Some(facets) = &plan.facets {
                     let invalid = |e: corvid_index::IndexError| EngineError::InvalidQuery { message: e.to_string() };
                     response.total_results = index.search(&plan.filter, &[], 0, 0).map_err(invalid)?.total as u64;

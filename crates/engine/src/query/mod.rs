@@ -5,6 +5,7 @@ mod facets;
 mod planner;
 pub(crate) mod projection;
 mod reduce;
+mod suggestions;
 
 pub use execute::{QueryRequest, QueryResponse};
 

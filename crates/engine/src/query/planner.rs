@@ -13,6 +13,7 @@ use super::execute::QueryRequest;
 use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
 use super::projection::ProjectedField;
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
+use super::suggestions::{SuggestOptions, SuggestPlan};
 use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
 use crate::{Database, EngineError};
 
@@ -57,6 +58,8 @@ pub(crate) struct Plan {
     pub random: Option<u64>,
     /// `select facet(...)`: the facets to compute instead of results.
     pub facets: Option<Vec<FacetPlan>>,
+    /// `select suggest(...)`: suggestions instead of results.
+    pub suggestions: Option<Vec<SuggestPlan>>,
 }
 
 impl Plan {
@@ -374,8 +377,12 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         Some(select) => plan_facets(db, &select.projection, &mut t)?,
         None => None,
     };
+    let suggestions = match &query.select {
+        Some(select) => plan_suggestions(&select.projection, &mut t)?,
+        None => None,
+    };
     let projection = match &query.select {
-        _ if facets.is_some() => None,
+        _ if facets.is_some() || suggestions.is_some() => None,
         None => None,
         Some(select) if select.distinct && !matches!(select.projection, Projection::Fields(_) | Projection::Js(_)) => {
             return Err(unsupported("'select distinct' without fields", text, select.span))
@@ -443,7 +450,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 None => None,
             };
             let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
-            if filterless && query.order_by.is_empty() && facets.is_none() {
+            if filterless && query.order_by.is_empty() && facets.is_none() && suggestions.is_none() {
                 let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
                 (source, Filter::All, Vec::new(), ids, false)
             } else {
@@ -454,7 +461,23 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             }
         }
     };
-    Ok(Plan { source, filter, sort, skip, take, projection, includes, ids, created_index, reduce: None, loads, distinct, random, facets })
+    Ok(Plan {
+        source,
+        filter,
+        sort,
+        skip,
+        take,
+        projection,
+        includes,
+        ids,
+        created_index,
+        reduce: None,
+        loads,
+        distinct,
+        random,
+        facets,
+        suggestions,
+    })
 }
 
 fn where_filter(query: &Query, t: &mut Translator<'_>) -> Result<Filter, EngineError> {
@@ -614,6 +637,7 @@ fn plan_group_by(
         distinct: false,
         random: None,
         facets: None,
+        suggestions: None,
     })
 }
 
@@ -777,6 +801,50 @@ fn plan_facets(db: &Database, projection: &Projection, t: &mut Translator<'_>) -
             FacetKind::AllResults => "@AllResults".to_owned(),
         });
         plans.push(FacetPlan { name, kind, aggregations, options });
+    }
+    Ok(Some(plans))
+}
+
+/// `select suggest(Field, $terms[, $options]) [as Alias]`, one or several; None when the select has none.
+fn plan_suggestions(projection: &Projection, t: &mut Translator<'_>) -> Result<Option<Vec<SuggestPlan>>, EngineError> {
+    let Projection::Fields(fields) = projection else { return Ok(None) };
+    let is_suggest = |f: &corvid_rql::SelectField| matches!(&f.expr, SelectExpr::Call(c) if c.is("suggest"));
+    if !fields.iter().any(is_suggest) {
+        return Ok(None);
+    }
+    if let Some(other) = fields.iter().find(|f| !is_suggest(f)) {
+        return Err(unsupported("Mixing suggestions with other projections", t.text, other.span));
+    }
+    let mut plans = Vec::new();
+    for field in fields {
+        let SelectExpr::Call(call) = &field.expr else { continue };
+        let Some(path) = call.args.first().and_then(Arg::as_field) else {
+            return Err(invalid(format!("suggest() needs a field as its first argument (at position {})", call.span.start)));
+        };
+        let path = t.path(&path);
+        t.need(&path, false, false);
+        let terms = match call.args.get(1) {
+            Some(Arg::Value(v)) => match &v.kind {
+                ValueKind::Parameter(name) => match t.parameter(name, v.span)? {
+                    Json::Array(items) => items.iter().filter_map(Json::as_str).map(str::to_owned).collect(),
+                    Json::String(s) => vec![s.clone()],
+                    other => return Err(invalid(format!("suggest() terms must be a string or a list of strings, not {other}"))),
+                },
+                ValueKind::String(s) => vec![s.clone()],
+                _ => return Err(invalid("suggest() terms must be a string or a list of strings")),
+            },
+            _ => return Err(invalid(format!("suggest() needs the term to look for (at position {})", call.span.start))),
+        };
+        let options = match call.args.get(2) {
+            Some(Arg::Value(v)) => match &v.kind {
+                ValueKind::Parameter(name) => SuggestOptions::from_json(t.parameter(name, v.span)?)?,
+                _ => return Err(invalid("suggest() options must be a query parameter holding a JSON object")),
+            },
+            Some(other) => return Err(unsupported("This suggest() argument", t.text, other.span())),
+            None => SuggestOptions::default(),
+        };
+        let name = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.clone());
+        plans.push(SuggestPlan { name, field: path, terms, options });
     }
     Ok(Some(plans))
 }

@@ -1,0 +1,51 @@
+//! The terms of a field across segments with their document frequencies: what suggestions pick from and
+//! what `/indexes/terms` lists.
+
+use std::collections::BTreeMap;
+
+use crate::schema::{EMPTY_TERM, NULL_TERM};
+use crate::{DocumentIndex, IndexError};
+
+impl DocumentIndex {
+    /// Every term of `field` in order with how many entries hold it: the analyzed words of a full-text
+    /// (`search`) field, else the lower-cased values; marker terms for null and the empty string are left
+    /// out. Deleted entries not yet merged away may still be counted.
+    pub fn field_terms(&self, field: &str) -> Result<Vec<(String, u64)>, IndexError> {
+        let (_, handles) =
+            self.schema.field(field).ok_or_else(|| IndexError::InvalidQuery(format!("field '{field}' is not in the index")))?;
+        let searcher = self.reader.searcher();
+        let mut terms: BTreeMap<String, u64> = BTreeMap::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment.inverted_index(handles.search.unwrap_or(handles.term))?;
+            let mut stream = inverted.terms().stream()?;
+            while stream.advance() {
+                let Ok(term) = std::str::from_utf8(stream.key()) else { continue };
+                if term == NULL_TERM || term == EMPTY_TERM {
+                    continue;
+                }
+                *terms.entry(term.to_owned()).or_default() += u64::from(stream.value().doc_freq);
+            }
+        }
+        Ok(terms.into_iter().collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::{DocumentIndex, FieldSpec, IndexSpec, MappedDocument};
+
+    #[test]
+    fn lists_terms_with_frequencies() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = IndexSpec { fields: vec![FieldSpec { path: "Name".into(), search: false, exact: false }] };
+        let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
+        let docs = [json!({"Name": "John"}), json!({"Name": "john"}), json!({"Name": "Jon"}), json!({"Name": null}), json!({"Name": ""})];
+        let upserts: Vec<MappedDocument> =
+            docs.iter().enumerate().map(|(i, b)| MappedDocument { key: format!("u/{i}"), body: b.clone() }).collect();
+        index.apply(&upserts, &[], 5).unwrap();
+        assert_eq!(index.field_terms("Name").unwrap(), vec![("john".to_owned(), 2), ("jon".to_owned(), 1)]);
+        assert!(index.field_terms("Missing").is_err());
+    }
+}
