@@ -66,3 +66,14 @@ def test_dynamic_suggestion_query(server_url, db_name, http, store):
     r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from Users select suggest(name, $t, $o) as alt", "QueryParameters": {"t": "orem", "o": {"Accuracy": 0.5, "Distance": "Levenshtein", "SortMode": "None"}}, "WaitForNonStaleResults": True})
     assert r.status_code == 200, r.text
     assert r.json()["Results"] == [{"Name": "alt", "Suggestions": ["oren", "oryn"]}]
+
+
+def test_index_terms_listing(store):
+    from ravendb.documents.operations.indexes import GetTermsOperation
+
+    _store(store, ["Beta", "alpha", "Gamma", "beta"])
+    NamesExact().execute(store)
+    with store.open_session() as s:
+        list(s.query_index("NamesExact", User).wait_for_non_stale_results())
+    assert store.maintenance.send(GetTermsOperation("NamesExact", "name", None)) == ["alpha", "beta", "gamma"]
+    assert store.maintenance.send(GetTermsOperation("NamesExact", "name", "alpha", 1)) == ["beta"]

@@ -179,6 +179,20 @@ impl Database {
         Ok(self.indexes.get(&compiled.name).is_none_or(|h| h.definition != compiled))
     }
 
+    /// Terms of an index field after `from_value`, at most `page_size` (`/indexes/terms`).
+    pub fn index_terms(&self, name: &str, field: &str, from_value: Option<&str>, page_size: usize) -> Result<Vec<String>, EngineError> {
+        let handle = self.indexes.get(name).ok_or_else(|| EngineError::IndexDoesNotExist(name.to_owned()))?;
+        let index = match &handle.index {
+            crate::indexing::IndexBackend::Search(index) => index,
+            crate::indexing::IndexBackend::StaticReduce { results, .. } => results,
+            crate::indexing::IndexBackend::Reduce(_) => {
+                return Err(EngineError::InvalidQuery { message: format!("index '{name}' keeps no terms (automatic map-reduce)") })
+            }
+        };
+        let terms = index.field_terms(field).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+        Ok(terms.into_iter().map(|(t, _)| t).filter(|t| from_value.is_none_or(|f| t.as_str() > f)).take(page_size).collect())
+    }
+
     pub fn index_exists(&self, name: &str) -> bool {
         self.indexes.get(name).is_some()
     }

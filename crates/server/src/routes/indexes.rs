@@ -295,3 +295,16 @@ pub async fn has_changed(
     let changed = blocking(move || Ok(database.index_definition_changed(&definition)?)).await?;
     Ok(json_value(StatusCode::OK, &json!({ "Changed": changed })))
 }
+
+/// `GET /indexes/terms?name=&field=&fromValue=&pageSize=`.
+pub async fn terms(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let name = query.get_non_empty("name").ok_or_else(|| ApiError::BadRequest("'name' is required".into()))?.to_owned();
+    let field = query.get_non_empty("field").ok_or_else(|| ApiError::BadRequest("'field' is required".into()))?.to_owned();
+    let from = query.get_non_empty("fromValue").map(str::to_owned);
+    let page_size = query.get_usize("pageSize", 1024);
+    let database = state.landlord.database(&db).await?;
+    let index_name = name.clone();
+    let terms = blocking(move || Ok(database.index_terms(&name, &field, from.as_deref(), page_size)?)).await?;
+    Ok(json_value(StatusCode::OK, &json!({"IndexName": index_name, "Terms": terms, "ResultEtag": 0})))
+}

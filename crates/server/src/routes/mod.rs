@@ -65,6 +65,7 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/set-lock", post(indexes::set_lock))
         .route("/indexes/set-priority", post(indexes::set_priority))
         .route("/indexes/has-changed", post(indexes::has_changed))
+        .route("/indexes/terms", get(indexes::terms))
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status));
