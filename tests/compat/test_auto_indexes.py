@@ -388,8 +388,6 @@ def test_query_on_missing_index(server_url, db_name, http, store):
 
 # -- errors -------------------------------------------------------------------------------------------
 UNSUPPORTED = [
-    "from Users where spatial.within(spatial.point(Lat, Lng), spatial.circle(10, 1, 2))",
-    "from Users order by spatial.distance(spatial.point(Lat, Lng), spatial.point(1, 2))",
     "from Users where search(Name, 'ann') include highlight(Name, 128, 1)",
 ]
 

@@ -43,7 +43,7 @@ fn spec() -> IndexSpec {
     IndexSpec {
         fields: FIELDS
             .iter()
-            .map(|p| FieldSpec { path: p.to_string(), search: *p == "Name", exact: *p == "Name" || *p == "Code" })
+            .map(|p| FieldSpec { path: p.to_string(), search: *p == "Name", exact: *p == "Name" || *p == "Code", spatial: false })
             .collect(),
     }
 }
@@ -248,6 +248,7 @@ impl ModelDoc {
     fn matches(&self, filter: &Filter) -> bool {
         match filter {
             Filter::All => true,
+            Filter::Spatial { .. } => unreachable!("not generated"),
             Filter::Equal { field, value, exact } => self.equal(field, value, *exact),
             Filter::Range { field, lower, upper } => {
                 let bounds: Vec<&Value> = lower.iter().chain(upper.iter()).map(|(v, _)| v).collect();
@@ -358,7 +359,7 @@ impl ModelDoc {
             SortKind::AlphaNumeric => SortValue::Natural(vals.first().map(default_term_model)),
             SortKind::Long => SortValue::Long(vals.iter().find_map(numbers).map(|(i, _)| i)),
             SortKind::Double => SortValue::Double(vals.iter().find_map(numbers).map(|(_, f)| f)),
-            SortKind::Score => unreachable!("not generated"),
+            SortKind::Score | SortKind::Distance { .. } => unreachable!("not generated"),
         }
     }
 }

@@ -167,7 +167,13 @@ impl DocumentIndex {
     pub fn search(&self, filter: &Filter, sort: &[SortKey], skip: usize, take: usize) -> Result<SearchResult, IndexError> {
         let query = QueryBuilder::new(&self.schema).build(filter)?;
         let searcher = self.reader.searcher();
-        let (hits, total) = self.collect(&searcher, query.as_ref(), filter, sort, skip, take)?;
+        let (hits, total) = match sort.first().map(|k| k.kind) {
+            Some(SortKind::Distance { lat_e7, lng_e7 }) => {
+                let origin = (lat_e7 as f64 / 1e7, lng_e7 as f64 / 1e7);
+                self.collect_by_distance(&searcher, query.as_ref(), &sort[0], origin, skip, take)?
+            }
+            _ => self.collect(&searcher, query.as_ref(), filter, sort, skip, take)?,
+        };
         let keys = self.keys_of(&searcher, hits.iter().map(|(a, _)| *a))?;
         Ok(SearchResult { keys, total, scores: hits.iter().map(|(_, s)| *s).collect() })
     }
@@ -239,13 +245,16 @@ impl DocumentIndex {
                 SortKind::Long => KeySource::Numeric(field.sort_long.name.clone()),
                 SortKind::Double => KeySource::Numeric(field.sort_double.name.clone()),
                 SortKind::Score => unreachable!("handled above"),
+                SortKind::Distance { .. } => {
+                    return Err(IndexError::InvalidQuery("ordering by distance must come first in 'order by'".into()))
+                }
             }
         };
         Ok(KeySpec { source, descending: key.descending })
     }
 
     /// Entry keys of `addresses`, read from the `key` fast column, one dictionary pass per segment.
-    fn keys_of(&self, searcher: &Searcher, addresses: impl Iterator<Item = DocAddress>) -> Result<Vec<String>, IndexError> {
+    pub(crate) fn keys_of(&self, searcher: &Searcher, addresses: impl Iterator<Item = DocAddress>) -> Result<Vec<String>, IndexError> {
         let addresses: Vec<DocAddress> = addresses.collect();
         let mut out: Vec<Option<String>> = vec![None; addresses.len()];
         let mut segments: Vec<u32> = addresses.iter().map(|a| a.segment_ord).collect();

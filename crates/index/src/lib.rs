@@ -11,6 +11,7 @@ mod facets;
 mod query_builder;
 mod schema;
 mod sort_collector;
+mod spatial;
 mod terms;
 
 #[cfg(test)]
@@ -22,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use document_index::DocumentIndex;
 pub use facets::{Aggregate, TermCount};
+pub use spatial::{distance_km, parse_wkt, point_of, EARTH_RADIUS_KM};
 
 /// One field of an index definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +34,10 @@ pub struct FieldSpec {
     pub search: bool,
     /// Also index the value with its case kept, for `exact()`.
     pub exact: bool,
+    /// A spatial field: values are points (`{"Latitude", "Longitude"}`, `[lat, lng]` or WKT `POINT(lng lat)`);
+    /// a path `spatial.point(LatPath,LngPath)` reads the two coordinates from their own paths.
+    #[serde(default)]
+    pub spatial: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -103,6 +109,12 @@ pub enum Filter {
         field: String,
         pattern: String,
     },
+    /// Entries whose point (in spatial field `field`) relates to `shape`.
+    Spatial {
+        field: String,
+        shape: Shape,
+        relation: SpatialRelation,
+    },
     And(Vec<Filter>),
     Or(Vec<Filter>),
     /// Everything except the inner filter, including entries without the field.
@@ -120,6 +132,33 @@ pub enum SortKind {
     AlphaNumeric,
     /// Relevance; ascending means most relevant first (RavenDB's `order by score()`).
     Score,
+    /// Distance of the spatial field's point from a point (degrees x 10^7, so the key stays `Eq`).
+    Distance {
+        lat_e7: i64,
+        lng_e7: i64,
+    },
+}
+
+/// A query shape of spatial filters. Coordinates are degrees.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    Circle {
+        lat: f64,
+        lng: f64,
+        radius_km: f64,
+    },
+    /// Vertices as (lat, lng); the ring closes itself.
+    Polygon(Vec<(f64, f64)>),
+}
+
+/// How an entry's point relates to the query shape. For points, `Within`, `Intersects` and `Contains`
+/// all mean "the point is in the shape".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpatialRelation {
+    Within,
+    Contains,
+    Intersects,
+    Disjoint,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -51,6 +51,19 @@ impl<'a> QueryBuilder<'a> {
                 Box::new(BooleanQuery::new(vec![(Occur::Must, Box::new(AllQuery)), (Occur::MustNot, self.build(inner)?)]))
             }
             Filter::Boost(inner, factor) => Box::new(BoostQuery::new(self.build(inner)?, *factor)),
+            Filter::Spatial { field, shape, relation } => {
+                let handles = self.field(field)?;
+                let (lat, lng) = handles
+                    .spatial
+                    .as_ref()
+                    .ok_or_else(|| IndexError::InvalidQuery(format!("the field '{field}' is not a spatial field")))?;
+                Box::new(crate::spatial::SpatialQuery {
+                    lat_column: lat.name.clone(),
+                    lng_column: lng.name.clone(),
+                    shape: shape.clone(),
+                    relation: *relation,
+                })
+            }
         })
     }
 

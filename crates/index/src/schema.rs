@@ -17,6 +17,8 @@
 //! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
 //! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
 //! | `f{i}_fv`     | every lower-cased term (not null/empty markers), for facet counts     | fast str, multi-valued  |
+//! | `f{i}_lat`    | spatial fields: each point's latitude (degrees)                        | fast f64, multi-valued  |
+//! | `f{i}_lng`    | spatial fields: each point's longitude, same order as `_lat`           | fast f64, multi-valued  |
 
 use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
@@ -61,6 +63,8 @@ pub(crate) struct FieldHandles {
     pub sort_double: Column,
     /// Every term of the entry, for facets.
     pub facet: Column,
+    /// Spatial fields: latitude and longitude of each point (fast f64, multi-valued, same order).
+    pub spatial: Option<(Column, Column)>,
 }
 
 /// A single-valued fast column used for sorting.
@@ -110,6 +114,12 @@ impl IndexSchema {
                     sort_long: column(format!("{name}_sl"), |n| builder.add_i64_field(n, fast_numeric.clone())),
                     sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
+                    spatial: f.spatial.then(|| {
+                        (
+                            column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                            column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                        )
+                    }),
                 };
                 handles
             })

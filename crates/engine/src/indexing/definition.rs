@@ -12,11 +12,14 @@ pub struct AutoIndexField {
     pub search: bool,
     /// Has a case-sensitive form (`exact()`).
     pub exact: bool,
+    /// Holds points (`spatial.point(Lat, Lng)` in queries, spatial fields of static indexes).
+    #[serde(default)]
+    pub spatial: bool,
 }
 
 impl AutoIndexField {
     pub fn plain(path: &str) -> Self {
-        AutoIndexField { path: path.to_owned(), search: false, exact: false }
+        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false }
     }
 
     fn name_part(&self) -> String {
@@ -75,6 +78,7 @@ impl AutoIndexDefinition {
             if a.path == b.path {
                 b.search |= a.search;
                 b.exact |= a.exact;
+                b.spatial |= a.spatial;
                 true
             } else {
                 false
@@ -148,7 +152,11 @@ impl AutoIndexDefinition {
         !self.is_map_reduce()
             && !self.is_static()
             && self.collection.eq_ignore_ascii_case(collection)
-            && needed.iter().all(|n| self.fields.iter().any(|f| f.path == n.path && (f.search || !n.search) && (f.exact || !n.exact)))
+            && needed.iter().all(|n| {
+                self.fields
+                    .iter()
+                    .any(|f| f.path == n.path && (f.search || !n.search) && (f.exact || !n.exact) && (f.spatial || !n.spatial))
+            })
     }
 
     /// The union of this index's fields and `needed`.
@@ -184,7 +192,7 @@ mod tests {
         assert_eq!(AutoIndexDefinition::new("Users", vec![f("Name"), f("Age")]).name, "Auto/Users/ByAgeAndName");
         assert_eq!(AutoIndexDefinition::new("Genres", vec![f("name")]).name, "Auto/Genres/Byname");
         assert_eq!(AutoIndexDefinition::new("Orders", vec![f("ShipTo.Country")]).name, "Auto/Orders/ByShipTo.Country");
-        let search = AutoIndexField { path: "Notes".into(), search: true, exact: false };
+        let search = AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
     }
@@ -206,8 +214,8 @@ mod tests {
         let def = AutoIndexDefinition::new("Users", vec![f("Name")]);
         assert!(def.covers("users", &[f("Name")]));
         assert!(!def.covers("Users", &[f("Age")]));
-        assert!(!def.covers("Users", &[AutoIndexField { path: "Name".into(), search: true, exact: false }]));
-        let wider = def.extended_with(&[f("Age"), AutoIndexField { path: "Name".into(), search: true, exact: false }]);
+        assert!(!def.covers("Users", &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false }]));
+        let wider = def.extended_with(&[f("Age"), AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false }]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));
     }

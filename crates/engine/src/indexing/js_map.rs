@@ -25,7 +25,11 @@ var noTracking = { load: load };
 function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }
 function createField() { throw new Error('createField() is not supported by this server yet'); }
-function createSpatialField() { throw new Error('createSpatialField() is not supported by this server yet'); }
+function createSpatialField(a, b) {
+  if (typeof a === 'string') { return a; }  // WKT
+  if (a === null || a === undefined || b === null || b === undefined) { return null; }
+  return { Latitude: a, Longitude: b };
+}
 function __corvid_collections() { return __maps.map(function (m) { return m.collection; }); }
 function __corvid_reduce(key, values) {
   var out = __reduce.aggregate({ key: key, values: values });
@@ -129,6 +133,22 @@ impl JsMapProgram {
 
     pub fn field_names(&self) -> &[String] {
         &self.field_names
+    }
+
+    /// Fields whose value comes from `createSpatialField(...)` in the maps.
+    pub fn spatial_fields(maps: &[String]) -> Vec<String> {
+        let mut out = Vec::new();
+        for map in maps {
+            for (at, _) in map.match_indices("createSpatialField") {
+                let before = map[..at].trim_end();
+                let Some(before) = before.strip_suffix(':') else { continue };
+                let key = before.trim_end().rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$')).next().unwrap_or("");
+                if !key.is_empty() && !out.iter().any(|k| k == key) {
+                    out.push(key.to_owned());
+                }
+            }
+        }
+        out
     }
 
     /// The reduce key of a map entry, as canonical JSON text.

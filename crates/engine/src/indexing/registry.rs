@@ -135,7 +135,13 @@ pub struct IndexRegistry {
 }
 
 fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
-    IndexSpec { fields: definition.fields.iter().map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact }).collect() }
+    IndexSpec {
+        fields: definition
+            .fields
+            .iter()
+            .map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact, spatial: f.spatial })
+            .collect(),
+    }
 }
 
 fn directory_name(name: &str) -> String {

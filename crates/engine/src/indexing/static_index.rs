@@ -92,10 +92,12 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
     if languages.iter().any(|l| *l != language) {
         return Err(invalid(&name, "maps mix JavaScript and C#; use one language per index"));
     }
+    let spatial_fields;
     let (collections, mut field_names) = match language {
         SourceLanguage::JavaScript => {
             let sources = object.get("AdditionalSources").and_then(Value::as_object).cloned().unwrap_or_else(Map::new);
             let program = JsMapProgram::compile(&maps, reduce.as_deref(), &sources).map_err(|e| invalid(&name, e))?;
+            spatial_fields = JsMapProgram::spatial_fields(&maps);
             (program.collections().to_vec(), program.field_names().to_vec())
         }
         SourceLanguage::CSharp => {
@@ -112,10 +114,12 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
         .iter()
         .map(|f| {
             let indexing = options.get(f).and_then(|o| o.get("Indexing")).and_then(Value::as_str).unwrap_or("Default");
+            let spatial = spatial_fields.contains(f) || options.get(f).and_then(|o| o.get("Spatial")).is_some_and(|s| !s.is_null());
             AutoIndexField {
                 path: f.clone(),
                 search: indexing.eq_ignore_ascii_case("Search"),
                 exact: indexing.eq_ignore_ascii_case("Exact"),
+                spatial,
             }
         })
         .collect();

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use corvid_index::{Filter, SortKey, SortKind, Value as IndexValue};
+use corvid_index::{Filter, Shape, SortKey, SortKind, SpatialRelation, Value as IndexValue};
 use corvid_rql::{
     Arg, Call, CompareOp, Expr, FieldPath, FromSource, IncludeItem, Operand, OrderingType, Projection, Query, SelectExpr, ValueKind,
 };
@@ -98,7 +98,7 @@ impl Translator<'_> {
     }
 
     fn need(&mut self, path: &str, search: bool, exact: bool) {
-        self.needed.push(AutoIndexField { path: path.to_owned(), search, exact });
+        self.needed.push(AutoIndexField { path: path.to_owned(), search, exact, spatial: false });
     }
 
     fn parameter(&self, name: &str, span: corvid_rql::Span) -> Result<&Json, EngineError> {
@@ -271,8 +271,81 @@ impl Translator<'_> {
                 };
                 Filter::Boost(Box::new(inner), factor)
             }
+            "spatial.within" | "spatial.contains" | "spatial.intersects" | "spatial.disjoint" => {
+                let field = self.spatial_field(call.args.first(), call)?;
+                let shape = self.shape(call.args.get(1), call)?;
+                let relation = match name.as_str() {
+                    "spatial.within" => SpatialRelation::Within,
+                    "spatial.contains" => SpatialRelation::Contains,
+                    "spatial.intersects" => SpatialRelation::Intersects,
+                    _ => SpatialRelation::Disjoint,
+                };
+                Filter::Spatial { field, shape, relation }
+            }
             _ => return Err(unsupported(&format!("The method {}()", call.name), self.text, call.span)),
         })
+    }
+
+    /// The spatial field of `spatial.within(field, …)`: a field name (static indexes) or
+    /// `spatial.point(LatPath, LngPath)` (automatic indexes).
+    fn spatial_field(&mut self, arg: Option<&Arg>, call: &Call) -> Result<String, EngineError> {
+        let path = match arg {
+            Some(Arg::Call(point)) if point.is("spatial.point") => {
+                let (Some(lat), Some(lng)) = (point.args.first().and_then(Arg::as_field), point.args.get(1).and_then(Arg::as_field)) else {
+                    return Err(invalid(format!("spatial.point() needs two field paths (at position {})", point.span.start)));
+                };
+                format!("spatial.point({},{})", self.path(&lat), self.path(&lng))
+            }
+            Some(arg) => match arg.as_field() {
+                Some(path) => self.path(&path),
+                None => return Err(unsupported("This spatial field", self.text, arg.span())),
+            },
+            None => return Err(invalid(format!("{}() needs a spatial field (at position {})", call.name, call.span.start))),
+        };
+        self.needed.push(AutoIndexField { path: path.clone(), search: false, exact: false, spatial: true });
+        Ok(path)
+    }
+
+    fn number_arg(&self, arg: Option<&Arg>, what: &str, call: &Call) -> Result<f64, EngineError> {
+        match arg {
+            Some(Arg::Value(v)) => match self.value(v)? {
+                IndexValue::Long(n) => Ok(n as f64),
+                IndexValue::Double(d) => Ok(d),
+                IndexValue::String(s) => s.trim().parse().map_err(|_| invalid(format!("{what} of {}() must be a number", call.name))),
+                _ => Err(invalid(format!("{what} of {}() must be a number", call.name))),
+            },
+            _ => Err(invalid(format!("{}() needs {what} (at position {})", call.name, call.span.start))),
+        }
+    }
+
+    /// `spatial.circle(radius, lat, lng[, 'miles'|'kilometers'])` or `spatial.wkt('POLYGON((…))')`.
+    fn shape(&self, arg: Option<&Arg>, call: &Call) -> Result<Shape, EngineError> {
+        let Some(Arg::Call(shape)) = arg else {
+            return Err(invalid(format!(
+                "{}() needs a shape: spatial.circle(...) or spatial.wkt(...) (at position {})",
+                call.name, call.span.start
+            )));
+        };
+        if shape.is("spatial.circle") {
+            let radius = self.number_arg(shape.args.first(), "a radius", shape)?;
+            let lat = self.number_arg(shape.args.get(1), "a latitude", shape)?;
+            let lng = self.number_arg(shape.args.get(2), "a longitude", shape)?;
+            let units = match shape.args.get(3) {
+                None => "kilometers".to_owned(),
+                Some(arg) => self.string_arg(Some(arg), "units ('kilometers' or 'miles')", shape)?.to_ascii_lowercase(),
+            };
+            let radius_km = match units.as_str() {
+                "kilometers" | "km" => radius,
+                "miles" | "mi" => radius * 1.609_344,
+                other => return Err(invalid(format!("unknown distance units '{other}' (use 'kilometers' or 'miles')"))),
+            };
+            return Ok(Shape::Circle { lat, lng, radius_km });
+        }
+        if shape.is("spatial.wkt") {
+            let text = self.string_arg(shape.args.first(), "a WKT shape", shape)?;
+            return corvid_index::parse_wkt(&text).map_err(invalid);
+        }
+        Err(unsupported(&format!("The shape {}()", shape.name), self.text, shape.span))
     }
 }
 
@@ -506,6 +579,19 @@ fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, Engin
                 sort.push(SortKey { field: String::new(), kind: SortKind::Score, descending: field.descending })
             }
             Operand::Call(call) if call.is("random") => {} // handled by random_seed()
+            Operand::Call(call) if call.is("spatial.distance") => {
+                let spatial = t.spatial_field(call.args.first(), call)?;
+                let Some(Arg::Call(point)) = call.args.get(1).filter(|a| matches!(a, Arg::Call(p) if p.is("spatial.point"))) else {
+                    return Err(invalid(format!(
+                        "spatial.distance() needs spatial.point(lat, lng) as its origin (at position {})",
+                        call.span.start
+                    )));
+                };
+                let lat = t.number_arg(point.args.first(), "a latitude", point)?;
+                let lng = t.number_arg(point.args.get(1), "a longitude", point)?;
+                let kind = SortKind::Distance { lat_e7: (lat * 1e7).round() as i64, lng_e7: (lng * 1e7).round() as i64 };
+                sort.push(SortKey { field: spatial, kind, descending: field.descending });
+            }
             Operand::Call(call) => return Err(unsupported(&format!("order by {}()", call.name), t.text, call.span)),
             Operand::Value(v) => return Err(unsupported("order by a constant", t.text, v.span)),
         }
