@@ -388,7 +388,10 @@ def test_query_on_missing_index(server_url, db_name, http, store):
 
 # -- errors -------------------------------------------------------------------------------------------
 UNSUPPORTED = [
-    "from Users where search(Name, 'ann') include highlight(Name, 128, 1)",
+    "from Users where lucene(Name, 'an*')",
+    "from Users where intersect(Name = 'a', Age > 1)",
+    "from Users where moreLikeThis(id() = 'users/1')",
+    "from Users where fuzzy(Name = 'ann', 0.5)",
 ]
 
 

@@ -48,6 +48,12 @@ pub struct QueryResponse {
     pub index_timestamp: i64,
     pub last_query_time: i64,
     pub result_etag: u64,
+    /// `include highlight(...)`: per field, per document id (or group key), the fragments.
+    pub highlightings: Vec<(String, Vec<(String, Vec<String>)>)>,
+    /// `include explanations()`: per document id, how its score came about.
+    pub explanations: Vec<(String, Vec<String>)>,
+    /// `include timings()` was asked.
+    pub timings: bool,
 }
 
 const DEFAULT_WAIT: Duration = Duration::from_secs(15);
@@ -118,6 +124,8 @@ impl Database {
         let now = now_nanos();
         let mut response = QueryResponse { last_query_time: now, index_timestamp: now, ..Default::default() };
         response.included_paths = plan.includes.clone();
+        response.timings = plan.timings;
+        response.highlightings = plan.highlights.iter().map(|h| (h.field.clone(), Vec::new())).collect();
         match &plan.source {
             Source::Collection { name } | Source::AllDocs { name } => {
                 response.index_name = format!("collection/{name}");
@@ -183,9 +191,16 @@ impl Database {
                     index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
                 response.total_results = found.total as u64;
                 let mut records = Vec::with_capacity(found.keys.len());
-                for key in &found.keys {
+                for (i, key) in found.keys.iter().enumerate() {
                     // A document deleted after the index saw it is left out until the index catches up.
                     if let Some(record) = snapshot.document(key)? {
+                        if plan.explanations {
+                            let score = found.scores.get(i).copied().unwrap_or(0.0);
+                            let why = format!(
+                                "{score} = relevance (BM25) of the query's full-text terms in this entry; 0 when the query has none"
+                            );
+                            response.explanations.push((record.id.clone(), vec![why]));
+                        }
                         records.push(record);
                     }
                 }
@@ -384,8 +399,10 @@ impl Database {
         };
         for record in &records {
             hasher.add(record.change_vector.as_bytes());
-            let needs_body =
-                matches!(plan.projection, Some(ProjectionPlan::Fields(_))) || !plan.includes.is_empty() || !plan.loads.is_empty();
+            let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_)))
+                || !plan.includes.is_empty()
+                || !plan.loads.is_empty()
+                || !plan.highlights.is_empty();
             let body: Value = if needs_body {
                 serde_json::from_str(&record.body)
                     .map_err(|e| EngineError::Internal(format!("stored document {} is not JSON: {e}", record.id)))?
@@ -394,6 +411,28 @@ impl Database {
             };
             if !plan.includes.is_empty() {
                 include_ids.extend(included_ids(&body, &plan.includes));
+            }
+            for (h, (_, per_key)) in plan.highlights.iter().zip(response.highlightings.iter_mut()) {
+                let value = value_at(&body, &h.field);
+                let mut fragments = Vec::new();
+                for text in super::highlight::texts(&value) {
+                    fragments.extend(h.fragments(text));
+                }
+                fragments.truncate(h.fragment_count);
+                if !fragments.is_empty() {
+                    let key = match &h.group_key {
+                        Some(group) => match value_at(&body, group) {
+                            Value::String(s) => s,
+                            Value::Null => record.id.clone(),
+                            other => other.to_string(),
+                        },
+                        None => record.id.clone(),
+                    };
+                    match per_key.iter_mut().find(|(k, _)| *k == key) {
+                        Some((_, existing)) => existing.extend(fragments),
+                        None => per_key.push((key, fragments)),
+                    }
+                }
             }
             // Documents named by `load`, as wire JSON (None where the id is missing or not a string).
             let mut loaded: Vec<Option<String>> = Vec::with_capacity(plan.loads.len());

@@ -2,6 +2,7 @@
 
 mod execute;
 mod facets;
+mod highlight;
 mod planner;
 pub(crate) mod projection;
 mod reduce;

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 
 use super::execute::QueryRequest;
 use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
+use super::highlight::HighlightPlan;
 use super::projection::ProjectedField;
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
@@ -60,6 +61,12 @@ pub(crate) struct Plan {
     pub facets: Option<Vec<FacetPlan>>,
     /// `select suggest(...)`: suggestions instead of results.
     pub suggestions: Option<Vec<SuggestPlan>>,
+    /// `include highlight(...)`.
+    pub highlights: Vec<HighlightPlan>,
+    /// `include explanations()`.
+    pub explanations: bool,
+    /// `include timings()`.
+    pub timings: bool,
 }
 
 impl Plan {
@@ -498,9 +505,14 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     };
 
     let mut includes = Vec::new();
+    let mut highlights = Vec::new();
+    let (mut explanations, mut timings) = (false, false);
     for item in &query.include {
         match item {
             IncludeItem::Path(path) => includes.push(t.path(path)),
+            IncludeItem::Call(call) if call.is("highlight") => highlights.push(plan_highlight(call, &mut t)?),
+            IncludeItem::Call(call) if call.is("explanations") => explanations = true,
+            IncludeItem::Call(call) if call.is("timings") => timings = true,
             IncludeItem::Call(call) => return Err(unsupported(&format!("include {}()", call.name), text, call.span)),
         }
     }
@@ -534,6 +546,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             }
         }
     };
+    let highlights = searched_terms(highlights, &filter);
     Ok(Plan {
         source,
         filter,
@@ -550,6 +563,9 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         random,
         facets,
         suggestions,
+        highlights,
+        explanations,
+        timings,
     })
 }
 
@@ -724,6 +740,9 @@ fn plan_group_by(
         random: None,
         facets: None,
         suggestions: None,
+        highlights: Vec::new(),
+        explanations: false,
+        timings: false,
     })
 }
 
@@ -933,4 +952,62 @@ fn plan_suggestions(projection: &Projection, t: &mut Translator<'_>) -> Result<O
         plans.push(SuggestPlan { name, field: path, terms, options });
     }
     Ok(Some(plans))
+}
+
+/// `highlight(Field, fragmentLength, fragmentCount[, $options])`; the searched terms are filled in later.
+fn plan_highlight(call: &Call, t: &mut Translator<'_>) -> Result<HighlightPlan, EngineError> {
+    let field = t.field_arg(call.args.first(), call)?;
+    t.need(&field, true, false);
+    let count_arg =
+        |i: usize, what: &str| -> Result<usize, EngineError> { Ok(t.number_arg(call.args.get(i), what, call)?.max(0.0) as usize) };
+    let fragment_length = count_arg(1, "a fragment length")?;
+    if fragment_length < 18 {
+        return Err(invalid(format!("highlight() fragment length must be at least 18, not {fragment_length}")));
+    }
+    let fragment_count = count_arg(2, "a fragment count")?;
+    let mut plan = HighlightPlan {
+        field,
+        fragment_length,
+        fragment_count,
+        group_key: None,
+        pre_tags: Vec::new(),
+        post_tags: Vec::new(),
+        terms: Vec::new(),
+    };
+    if let Some(Arg::Value(v)) = call.args.get(3) {
+        if let ValueKind::Parameter(name) = &v.kind {
+            let options = t.parameter(name, v.span)?;
+            let get = |key: &str| options.as_object().and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)).map(|(_, v)| v));
+            plan.group_key = get("GroupKey").and_then(Json::as_str).map(str::to_owned);
+            let strings = |v: Option<&Json>| -> Vec<String> {
+                v.and_then(Json::as_array).map(|a| a.iter().filter_map(Json::as_str).map(str::to_owned).collect()).unwrap_or_default()
+            };
+            plan.pre_tags = strings(get("PreTags"));
+            plan.post_tags = strings(get("PostTags"));
+        }
+    }
+    Ok(plan)
+}
+
+/// Gives each highlight the words `search()` looked for in its field.
+fn searched_terms(mut highlights: Vec<HighlightPlan>, filter: &Filter) -> Vec<HighlightPlan> {
+    fn walk(filter: &Filter, field: &str, out: &mut Vec<String>) {
+        match filter {
+            Filter::Search { field: f, terms, .. } if f == field => {
+                for word in terms.split(|c: char| !(c.is_alphanumeric() || c == '*')) {
+                    let word = word.trim_start_matches('*').to_lowercase();
+                    if !word.is_empty() && !out.contains(&word) {
+                        out.push(word);
+                    }
+                }
+            }
+            Filter::And(children) | Filter::Or(children) => children.iter().for_each(|c| walk(c, field, out)),
+            Filter::Not(inner) | Filter::Boost(inner, _) => walk(inner, field, out),
+            _ => {}
+        }
+    }
+    for h in &mut highlights {
+        walk(filter, &h.field, &mut h.terms);
+    }
+    highlights
 }

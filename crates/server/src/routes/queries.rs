@@ -136,8 +136,29 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         out.push(':');
         out.push_str(doc);
     }
+    out.push('}');
+    if !result.highlightings.is_empty() {
+        let mut fields = Map::new();
+        for (field, per_key) in &result.highlightings {
+            let keys: Map<String, Value> = per_key.iter().map(|(k, f)| (k.clone(), Value::from(f.clone()))).collect();
+            fields.insert(field.clone(), Value::Object(keys));
+        }
+        out.push_str(",\"Highlightings\":");
+        out.push_str(&Value::Object(fields).to_string());
+    }
+    if !result.explanations.is_empty() {
+        let explanations: Map<String, Value> = result.explanations.iter().map(|(k, e)| (k.clone(), Value::from(e.clone()))).collect();
+        out.push_str(",\"Explanations\":");
+        out.push_str(&Value::Object(explanations).to_string());
+    }
+    if result.timings {
+        let timings =
+            serde_json::json!({"DurationInMs": duration_ms, "Timings": {"Query": {"DurationInMs": duration_ms, "Timings": null}}});
+        out.push_str(",\"Timings\":");
+        out.push_str(&timings.to_string());
+    }
     out.push_str(&format!(
-        "}},\"IndexTimestamp\":\"{}\",\"LastQueryTime\":\"{}\",\"IsStale\":{},\"ResultEtag\":{},\"NodeTag\":\"{NODE_TAG}\"}}",
+        ",\"IndexTimestamp\":\"{}\",\"LastQueryTime\":\"{}\",\"IsStale\":{},\"ResultEtag\":{},\"NodeTag\":\"{NODE_TAG}\"}}",
         format_date(result.index_timestamp),
         format_date(result.last_query_time),
         result.is_stale,
