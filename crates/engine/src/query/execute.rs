@@ -35,6 +35,9 @@ pub(crate) struct MatchedIds {
     pub is_stale: bool,
 }
 
+/// The highlighted fragments of one document (or group key).
+pub type Fragments = (String, Vec<String>);
+
 #[derive(Debug, Clone, Default)]
 pub struct QueryResponse {
     /// Wire JSON of each result (documents with `@metadata`, or projections).
@@ -49,7 +52,7 @@ pub struct QueryResponse {
     pub last_query_time: i64,
     pub result_etag: u64,
     /// `include highlight(...)`: per field, per document id (or group key), the fragments.
-    pub highlightings: Vec<(String, Vec<(String, Vec<String>)>)>,
+    pub highlightings: Vec<(String, Vec<Fragments>)>,
     /// `include explanations()`: per document id, how its score came about.
     pub explanations: Vec<(String, Vec<String>)>,
     /// `include timings()` was asked.
