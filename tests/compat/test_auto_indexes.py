@@ -388,10 +388,9 @@ def test_query_on_missing_index(server_url, db_name, http, store):
 
 # -- errors -------------------------------------------------------------------------------------------
 UNSUPPORTED = [
-    "from Users where lucene(Name, 'an*')",
-    "from Users where intersect(Name = 'a', Age > 1)",
     "from Users where moreLikeThis(id() = 'users/1')",
-    "from Users where fuzzy(Name = 'ann', 0.5)",
+    "from Users select timeseries(from HeartRate between $a and $b)",
+    "from Users where vector.search(Name, 'ann')",
 ]
 
 

@@ -109,6 +109,18 @@ pub enum Filter {
         field: String,
         pattern: String,
     },
+    /// Terms of the field within `max_edits` (Levenshtein, transpositions count once) of `term`.
+    Fuzzy {
+        field: String,
+        term: String,
+        max_edits: u8,
+    },
+    /// The analyzed words of `terms` in order, at most `slop` positions apart (full-text fields).
+    Proximity {
+        field: String,
+        terms: String,
+        slop: u32,
+    },
     /// Entries whose point (in spatial field `field`) relates to `shape`.
     Spatial {
         field: String,

@@ -3,7 +3,8 @@
 use std::ops::Bound;
 
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, EmptyQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery, TermSetQuery,
+    AllQuery, BooleanQuery, BoostQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery,
+    TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
@@ -51,6 +52,32 @@ impl<'a> QueryBuilder<'a> {
                 Box::new(BooleanQuery::new(vec![(Occur::Must, Box::new(AllQuery)), (Occur::MustNot, self.build(inner)?)]))
             }
             Filter::Boost(inner, factor) => Box::new(BoostQuery::new(self.build(inner)?, *factor)),
+            Filter::Fuzzy { field, term, max_edits } => {
+                let handles = self.field(field)?;
+                let term = Term::from_field_text(handles.term, clip_term(&term.to_lowercase()));
+                Box::new(FuzzyTermQuery::new(term, (*max_edits).min(2), true))
+            }
+            Filter::Proximity { field, terms, slop } => {
+                let handles = self.field(field)?;
+                let search_field = handles.search.ok_or_else(|| {
+                    IndexError::InvalidQuery(format!("proximity() needs a full-text (search) field; '{field}' is not one"))
+                })?;
+                let mut tokens = Vec::new();
+                let mut analyzer = search_analyzer();
+                let mut stream = analyzer.token_stream(terms);
+                while let Some(token) = stream.next() {
+                    tokens.push(Term::from_field_text(search_field, &token.text));
+                }
+                match tokens.len() {
+                    0 => Box::new(EmptyQuery),
+                    1 => term_query(tokens.pop().expect("one token")),
+                    _ => {
+                        let mut phrase = PhraseQuery::new(tokens);
+                        phrase.set_slop(*slop);
+                        Box::new(phrase)
+                    }
+                }
+            }
             Filter::Spatial { field, shape, relation } => {
                 let handles = self.field(field)?;
                 let (lat, lng) = handles

@@ -278,6 +278,60 @@ impl Translator<'_> {
                 };
                 Filter::Boost(Box::new(inner), factor)
             }
+            // With entries merged per document, "every condition holds for the same entry" is the
+            // conjunction (documented: fan-out entries are not told apart).
+            "intersect" => {
+                let mut parts = Vec::new();
+                for arg in &call.args {
+                    parts.push(match arg {
+                        Arg::Expr(inner) => self.expr(inner, exact)?,
+                        Arg::Call(inner) => self.method(inner, exact)?,
+                        other => return Err(unsupported("This intersect() argument", self.text, other.span())),
+                    });
+                }
+                if parts.len() < 2 {
+                    return Err(invalid(format!("intersect() needs at least two conditions (at position {})", call.span.start)));
+                }
+                Filter::And(parts)
+            }
+            "fuzzy" => {
+                let Some(Arg::Expr(Expr::Compare { left, op: CompareOp::Eq, right: Operand::Value(value), .. })) = call.args.first() else {
+                    return Err(invalid(format!("fuzzy() needs a condition 'Field = value' (at position {})", call.span.start)));
+                };
+                let field = self.operand_field(left).ok_or_else(|| invalid("fuzzy() needs a field on the left of '='"))?;
+                let IndexValue::String(term) = self.value(value)? else { return Err(invalid("fuzzy() compares a string")) };
+                let similarity = self.number_arg(call.args.get(1), "a similarity", call)?;
+                // Lucene's FuzzyQuery.floatToEdits: a similarity of 1 or more is an edit count.
+                let max_edits = if similarity >= 1.0 {
+                    similarity.min(2.0) as u8
+                } else {
+                    ((1.0 - similarity) * term.chars().count() as f64).floor().clamp(0.0, 2.0) as u8
+                };
+                self.need(&field, false, false);
+                Filter::Fuzzy { field, term, max_edits }
+            }
+            "proximity" => {
+                let Some(Arg::Call(search)) = call.args.first().filter(|a| matches!(a, Arg::Call(c) if c.is("search"))) else {
+                    return Err(invalid(format!("proximity() needs a search() as its first argument (at position {})", call.span.start)));
+                };
+                let field = self.field_arg(search.args.first(), search)?;
+                let terms = self.string_arg(search.args.get(1), "the terms to search for", search)?;
+                let slop = self.number_arg(call.args.get(1), "a distance", call)?;
+                if slop < 0.0 {
+                    return Err(invalid("proximity() distance must not be negative"));
+                }
+                self.need(&field, true, false);
+                Filter::Proximity { field, terms, slop: slop as u32 }
+            }
+            "lucene" => {
+                // A subset: the text is searched in the field like search(), with wildcards and phrases.
+                let field = self.field_arg(call.args.first(), call)?;
+                let text = self.string_arg(call.args.get(1), "a Lucene query", call)?;
+                let prefix = format!("{field}:");
+                let terms: Vec<&str> = text.split_whitespace().map(|w| w.strip_prefix(prefix.as_str()).unwrap_or(w)).collect();
+                self.need(&field, true, false);
+                Filter::Search { field, terms: terms.join(" "), all: false }
+            }
             "spatial.within" | "spatial.contains" | "spatial.intersects" | "spatial.disjoint" => {
                 let field = self.spatial_field(call.args.first(), call)?;
                 let shape = self.shape(call.args.get(1), call)?;
