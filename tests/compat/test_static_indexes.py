@@ -222,3 +222,15 @@ def test_disable_enable_stop_start_priority_and_lock(store, server_url, db_name,
     assert assert_error_json(r)["Message"].startswith("Unknown index priority")
     r = http.post(f"{server_url}/databases/{db_name}/indexes/set-lock", json={"IndexNames": ["Nope"], "Mode": "Unlock"})
     assert r.status_code == 404
+
+
+def test_database_record_lists_static_and_automatic_indexes(store, server_url, db_name, http):
+    _users(store, 3)
+    UsersByAge().execute(store)
+    with store.open_session() as s:
+        list(s.query(object_type=User).where_equals("name", "user01"))
+    record = http.get(f"{server_url}/admin/databases", params={"name": db_name}).json()
+    assert list(record["Indexes"]) == ["UsersByAge"]
+    assert record["Indexes"]["UsersByAge"]["Type"] == "JavaScriptMap"
+    assert list(record["AutoIndexes"]) == ["Auto/Users/Byname"]
+    assert record["AutoIndexes"]["Auto/Users/Byname"]["MapFields"]["name"]["Indexing"] == "Default"

@@ -74,13 +74,53 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
     })
 }
 
+/// An automatic index as the database record lists it (`AutoIndexDefinition`).
+fn auto_index_json(info: &corvid_engine::IndexInfo) -> Value {
+    let fields: serde_json::Map<String, Value> = info
+        .fields
+        .iter()
+        .map(|f| {
+            let mut indexing = vec!["Default"];
+            if f.search {
+                indexing.push("Search");
+            }
+            if f.exact {
+                indexing.push("Exact");
+            }
+            let options = json!({"Storage": "No", "Indexing": indexing.join(", "), "Aggregation": "None", "Spatial": null,
+                                 "GroupByArrayBehavior": "NotApplicable", "Suggestions": false, "IsNameQuoted": false});
+            (f.path.clone(), options)
+        })
+        .collect();
+    json!({"Type": info.index_type, "Name": info.name, "Priority": info.priority, "State": info.state,
+           "Collection": info.collection, "MapFields": fields, "GroupByFields": {}})
+}
+
 pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let Some(name) = query.get_non_empty("name") else {
         return Err(ApiError::BadRequest("Reading a database record requires 'name'".into()));
     };
     match state.landlord.entry(name) {
-        Some(entry) => Ok(json_value(StatusCode::OK, &record_json(&entry, state.raft_index.load(Ordering::Relaxed)))),
+        Some(entry) => {
+            let mut record = record_json(&entry, state.raft_index.load(Ordering::Relaxed));
+            // Index definitions come from the database itself when it is open; reading the record never
+            // opens a database.
+            if let Some(database) = state.landlord.loaded().into_iter().find(|d| d.name().eq_ignore_ascii_case(&entry.name)) {
+                let infos = crate::responses::blocking(move || Ok(database.index_infos()?)).await?;
+                let (mut statics, mut autos) = (serde_json::Map::new(), serde_json::Map::new());
+                for info in &infos {
+                    if info.static_definition.is_some() {
+                        statics.insert(info.name.clone(), super::indexes::definition_json(info));
+                    } else {
+                        autos.insert(info.name.clone(), auto_index_json(info));
+                    }
+                }
+                record["Indexes"] = Value::Object(statics);
+                record["AutoIndexes"] = Value::Object(autos);
+            }
+            Ok(json_value(StatusCode::OK, &record))
+        }
         None => {
             let mut response = StatusCode::NOT_FOUND.into_response();
             if let Ok(v) = name.parse() {
