@@ -234,3 +234,34 @@ def test_database_record_lists_static_and_automatic_indexes(store, server_url, d
     assert record["Indexes"]["UsersByAge"]["Type"] == "JavaScriptMap"
     assert list(record["AutoIndexes"]) == ["Auto/Users/Byname"]
     assert record["AutoIndexes"]["Auto/Users/Byname"]["MapFields"]["name"]["Indexing"] == "Default"
+
+
+def test_a_change_to_a_loaded_document_reindexes_the_documents_that_loaded_it(store):
+    with store.open_session() as s:
+        s.store(Company(name="Acme"), "companies/1")
+        s.store(Company(name="Globex"), "companies/2")
+        s.store(Order(company="companies/1", lines=[{"product": "apple"}]), "orders/1")
+        s.store(Order(company="companies/1", lines=[{"product": "pear"}]), "orders/2")
+        s.store(Order(company="companies/2", lines=[{"product": "plum"}]), "orders/3")
+        s.save_changes()
+    OrdersByProduct().execute(store)
+    q = lambda name: sorted(
+        o.lines[0]["product"]
+        for o in store.open_session().advanced.raw_query(f"from index 'OrdersByProduct' where company_name = '{name}'", Order).wait_for_non_stale_results()
+    )
+    assert q("acme") == ["apple", "pear"]
+    with store.open_session() as s:
+        c = s.load("companies/1", Company)
+        c.name = "Initech"
+        s.save_changes()
+    assert q("acme") == []
+    assert q("initech") == ["apple", "pear"]
+    with store.open_session() as s:
+        s.delete("companies/2")
+        s.save_changes()
+    # The order that loaded a deleted company is indexed again, now without a company name.
+    assert q("globex") == []
+    with store.open_session() as s:
+        s.store(Company(name="Globex"), "companies/2")
+        s.save_changes()
+    assert q("globex") == ["plum"]

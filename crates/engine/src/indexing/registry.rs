@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::{MapReduceStore, ReduceStore, Store};
+use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store};
 use parking_lot::{Mutex, RwLock};
 
 use super::control::IndexControl;
@@ -89,6 +89,8 @@ pub struct IndexHandle {
     pub faulted: Mutex<Option<String>>,
     /// Disabled / paused, priority, lock mode.
     pub control: IndexControl,
+    /// Static indexes: the documents each mapped document loaded.
+    pub references: Option<ReferenceStore>,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -208,6 +210,7 @@ impl IndexRegistry {
         let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
         std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
         let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some());
+        let handle_is_static = definition.is_static();
         let index = if static_reduce {
             let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
@@ -231,6 +234,7 @@ impl IndexRegistry {
             last_query_time: AtomicI64::new(0),
             faulted: Mutex::new(None),
             control: IndexControl::load(dir),
+            references: if handle_is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
         });

@@ -11,7 +11,7 @@ use corvid_index::MappedDocument;
 use corvid_js::Host;
 use corvid_storage::MapOutput;
 use corvid_storage::Store;
-use corvid_storage::{DocumentEntries, ReadTxn};
+use corvid_storage::{DocumentEntries, ReadTxn, ReferenceStore};
 use corvid_types::{id_key, now_nanos};
 
 use super::definition::{Aggregation, AutoIndexDefinition};
@@ -50,6 +50,8 @@ impl Mapper {
 /// Answers `load()` in index maps from the batch's snapshot.
 struct SnapshotHost<'a, 't> {
     snapshot: &'a ReadTxn<'t>,
+    /// Keys loaded while mapping the current document (its references).
+    loaded: Vec<String>,
 }
 
 impl Host for SnapshotHost<'_, '_> {
@@ -57,6 +59,7 @@ impl Host for SnapshotHost<'_, '_> {
         let arguments: Vec<serde_json::Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
         match (op, arguments.first()) {
             ("load", Some(serde_json::Value::String(id))) => {
+                self.loaded.push(id_key(id));
                 let record = self.snapshot.document(&id_key(id)).map_err(|e| e.to_string())?;
                 Ok(record.map(|r| r.to_json_string(false)).unwrap_or_else(|| "null".to_owned()))
             }
@@ -146,12 +149,15 @@ fn map_static(
     snapshot: &ReadTxn<'_>,
     records: Vec<corvid_storage::DocumentRecord>,
     unmapped: &mut Vec<String>,
+    references: &mut Vec<(String, Vec<String>)>,
 ) -> Vec<MappedDocument> {
-    let mut host = SnapshotHost { snapshot };
+    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
     let mut mapped = Vec::with_capacity(records.len());
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        match program.map(&record.collection, &record.to_json_string(false), &mut host) {
+        let mapped_entries = program.map(&record.collection, &record.to_json_string(false), &mut host);
+        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
+        match mapped_entries {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
                 if entries.is_empty() {
@@ -178,8 +184,9 @@ fn map_for_reduce(
     snapshot: &ReadTxn<'_>,
     records: Vec<corvid_storage::DocumentRecord>,
     deletes: Vec<String>,
+    references: &mut Vec<(String, Vec<String>)>,
 ) -> Vec<(String, Option<DocumentEntries>)> {
-    let mut host = SnapshotHost { snapshot };
+    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
     // Deletes first, so a document deleted and written again in this batch keeps its new entries.
     let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
     for record in records {
@@ -193,6 +200,7 @@ fn map_for_reduce(
                 })
                 .collect::<Result<DocumentEntries, String>>()
         });
+        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
         match keyed {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
@@ -249,6 +257,54 @@ fn number_sum(value: &serde_json::Value) -> f64 {
     }
 }
 
+/// Adds to the batch the documents whose loaded documents changed (or were deleted) in (from, cut], so a
+/// change to a referenced document re-indexes the documents that loaded it.
+fn add_dependents(
+    handle: &IndexHandle,
+    references: &ReferenceStore,
+    snapshot: &ReadTxn<'_>,
+    from: u64,
+    cut: u64,
+    records: &mut Vec<corvid_storage::DocumentRecord>,
+) -> Result<(), EngineError> {
+    if references.is_empty()? {
+        return Ok(());
+    }
+    let mut changed = Vec::new();
+    snapshot.documents_after_etag(from, |r| {
+        if r.etag > cut {
+            return false;
+        }
+        changed.push(id_key(&r.id));
+        true
+    })?;
+    snapshot.tombstones_after_etag(from, |t| {
+        if t.etag > cut {
+            return false;
+        }
+        changed.push(id_key(&t.id));
+        true
+    })?;
+    let own: std::collections::HashSet<String> = records.iter().map(|r| id_key(&r.id)).collect();
+    let mut dependents = std::collections::BTreeSet::new();
+    for key in changed {
+        for loading in references.loading(&key)? {
+            if !own.contains(&loading) {
+                dependents.insert(loading);
+            }
+        }
+    }
+    let collections = handle.definition.static_index.as_ref().map(|s| s.collections.clone()).unwrap_or_default();
+    for key in dependents {
+        if let Some(record) = snapshot.document(&key)? {
+            if collections.is_empty() || collections.iter().any(|c| c.eq_ignore_ascii_case(&record.collection)) {
+                records.push(record);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Indexes one batch; false when there was nothing to do.
 fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<bool, EngineError> {
     let from = handle.processed_etag.load(Ordering::Relaxed);
@@ -294,13 +350,20 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
         }
         true
     })?;
+    if let Some(references) = &handle.references {
+        add_dependents(handle, references, &snapshot, from, cut, &mut records)?;
+    }
+    let mut reference_changes: Vec<(String, Vec<String>)> = deletes.iter().map(|d| (d.clone(), Vec::new())).collect();
     let indexed = match &handle.index {
         IndexBackend::Search(index) => {
             let upserts = match mapper {
                 Mapper::Paths => map_documents(handle, records),
-                Mapper::JavaScript(program) => map_static(handle, program, &snapshot, records, &mut deletes),
+                Mapper::JavaScript(program) => map_static(handle, program, &snapshot, records, &mut deletes, &mut reference_changes),
             };
             drop(snapshot);
+            if let Some(references) = &handle.references {
+                references.apply(&reference_changes)?;
+            }
             // A document deleted and then written again in this batch stays.
             if !deletes.is_empty() && !upserts.is_empty() {
                 let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
@@ -316,8 +379,11 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
             let Mapper::JavaScript(program) = mapper else {
                 return Err(EngineError::Internal(format!("index {} has no reduce program", definition.name)));
             };
-            let changes = map_for_reduce(handle, program, &snapshot, records, deletes);
+            let changes = map_for_reduce(handle, program, &snapshot, records, deletes, &mut reference_changes);
             drop(snapshot);
+            if let Some(references) = &handle.references {
+                references.apply(&reference_changes)?;
+            }
             let changed = !changes.is_empty();
             if changed {
                 let mut reducer = |key: &str, entries: &[String]| -> Result<Vec<String>, String> {

@@ -608,7 +608,9 @@ impl Database {
         handle: &crate::indexing::IndexHandle,
         processed: u64,
     ) -> Result<bool, EngineError> {
-        if handle.definition.is_all_docs() {
+        // Documents loaded by the maps can live in any collection: any change may concern the index.
+        let has_references = handle.references.as_ref().is_some_and(|r| !r.is_empty().unwrap_or(true));
+        if handle.definition.is_all_docs() || has_references {
             return Ok(snapshot.last_etag()? > processed);
         }
         let collection = id_key(&handle.definition.collection);
