@@ -265,3 +265,33 @@ def test_a_change_to_a_loaded_document_reindexes_the_documents_that_loaded_it(st
         s.store(Company(name="Globex"), "companies/2")
         s.save_changes()
     assert q("globex") == ["plum"]
+
+
+@pytest.mark.parametrize(
+    "analyzer,query,expected",
+    [
+        ("StandardAnalyzer", "quick", ["p1", "p2"]),
+        ("StandardAnalyzer", "the", []),  # a stop word
+        ("WhitespaceAnalyzer", "Quick", ["p2"]),  # case kept
+        ("WhitespaceAnalyzer", "fox.", ["p1"]),  # punctuation stays part of the word
+        ("KeywordAnalyzer", '"The quick brown fox."', ["p1"]),  # the whole value (quoted: one term), case kept
+        ("KeywordAnalyzer", "quick", []),
+        ("LowerCaseKeywordAnalyzer", '"the QUICK brown fox."', ["p1"]),
+        ("SimpleAnalyzer", "the", ["p1"]),  # no stop words
+    ],
+)
+def test_field_analyzers(server_url, db_name, http, analyzer, query, expected):
+    docs = {"p1": "The quick brown fox.", "p2": "Quick thinking"}
+    commands = [{"Type": "PUT", "Id": k, "ChangeVector": None, "Document": {"Text": v, "@metadata": {"@collection": "Phrases"}}} for k, v in docs.items()]
+    assert http.post(f"{server_url}/databases/{db_name}/bulk_docs", json={"Commands": commands}).status_code == 201
+    definition = {"Name": "Phrases/Text", "Maps": ["map('Phrases', p => ({ Text: p.Text }))"], "Fields": {"Text": {"Indexing": "Search", "Analyzer": analyzer}}}
+    assert http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [definition]}).status_code == 201
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'Phrases/Text' where search(Text, $q)", "QueryParameters": {"q": query}, "WaitForNonStaleResults": True})
+    assert r.status_code == 200, r.text
+    assert sorted(d["@metadata"]["@id"] for d in r.json()["Results"]) == expected
+
+
+def test_unknown_analyzers_are_refused(server_url, db_name, http):
+    definition = {"Name": "X", "Maps": ["map('Phrases', p => ({ Text: p.Text }))"], "Fields": {"Text": {"Indexing": "Search", "Analyzer": "NGramAnalyzer"}}}
+    r = http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [definition]})
+    assert "NGramAnalyzer" in assert_error_json(r)["Message"]

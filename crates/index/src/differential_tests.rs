@@ -43,7 +43,13 @@ fn spec() -> IndexSpec {
     IndexSpec {
         fields: FIELDS
             .iter()
-            .map(|p| FieldSpec { path: p.to_string(), search: *p == "Name", exact: *p == "Name" || *p == "Code", spatial: false })
+            .map(|p| FieldSpec {
+                path: p.to_string(),
+                search: *p == "Name",
+                exact: *p == "Name" || *p == "Code",
+                spatial: false,
+                analyzer: None,
+            })
             .collect(),
     }
 }

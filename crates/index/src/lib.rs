@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use document_index::DocumentIndex;
 pub use facets::{Aggregate, TermCount};
+pub use schema::Analyzer;
 pub use spatial::{distance_km, parse_wkt, point_of, EARTH_RADIUS_KM};
 
 /// One field of an index definition.
@@ -38,6 +39,10 @@ pub struct FieldSpec {
     /// a path `spatial.point(LatPath,LngPath)` reads the two coordinates from their own paths.
     #[serde(default)]
     pub spatial: bool,
+    /// The analyzer of the full-text form (RavenDB's names: `StandardAnalyzer`, `WhitespaceAnalyzer`, ...);
+    /// None: the standard one. Setting it gives the field a full-text form.
+    #[serde(default)]
+    pub analyzer: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,7 +9,7 @@ use tantivy::query::{
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
 
-use crate::schema::{clip_term, search_analyzer, FieldHandles, IndexSchema, EMPTY_TERM, NULL_TERM};
+use crate::schema::{clip_term, FieldHandles, IndexSchema, EMPTY_TERM, NULL_TERM};
 use crate::{Filter, IndexError, Value};
 
 type BoxQuery = Box<dyn Query>;
@@ -63,7 +63,7 @@ impl<'a> QueryBuilder<'a> {
                     IndexError::InvalidQuery(format!("proximity() needs a full-text (search) field; '{field}' is not one"))
                 })?;
                 let mut tokens = Vec::new();
-                let mut analyzer = search_analyzer();
+                let mut analyzer = handles.analyzer.build();
                 let mut stream = analyzer.token_stream(terms);
                 while let Some(token) = stream.next() {
                     tokens.push(Term::from_field_text(search_field, &token.text));
@@ -201,7 +201,7 @@ impl<'a> QueryBuilder<'a> {
                 Some(search_field) if !quoted && (word.contains('*') || word.contains('?')) => {
                     Some(regex_query(&wildcard_regex(&word.to_lowercase()), search_field)?)
                 }
-                Some(search_field) => analyzed_query(search_field, &word),
+                Some(search_field) => analyzed_query(search_field, field.analyzer, &word),
                 // Without a search form the default field's analyzer applies: the whole term, lower-cased.
                 None if !quoted && (word.contains('*') || word.contains('?')) => {
                     Some(regex_query(&wildcard_regex(&word.to_lowercase()), field.term)?)
@@ -239,8 +239,8 @@ fn bound(b: Option<&(Value, bool)>, to_term: impl Fn(&Value) -> Term) -> Bound<T
 }
 
 /// The analyzed tokens of one search term: none (stop words only), a term, or a phrase.
-fn analyzed_query(field: Field, text: &str) -> Option<BoxQuery> {
-    let mut analyzer = search_analyzer();
+fn analyzed_query(field: Field, analyzer: crate::schema::Analyzer, text: &str) -> Option<BoxQuery> {
+    let mut analyzer = analyzer.build();
     let mut stream = analyzer.token_stream(text);
     let mut tokens: Vec<(usize, Term)> = Vec::new();
     while let Some(token) = stream.next() {

@@ -21,7 +21,7 @@
 //! | `f{i}_lng`    | spatial fields: each point's longitude, same order as `_lat`           | fast f64, multi-valued  |
 
 use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
-use tantivy::tokenizer::{LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer};
+use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, WhitespaceTokenizer};
 use tantivy::Index;
 
 use crate::{FieldSpec, IndexSpec};
@@ -65,6 +65,8 @@ pub(crate) struct FieldHandles {
     pub facet: Column,
     /// Spatial fields: latitude and longitude of each point (fast f64, multi-valued, same order).
     pub spatial: Option<(Column, Column)>,
+    /// The analyzer of the full-text form (`search`).
+    pub analyzer: Analyzer,
 }
 
 /// A single-valued fast column used for sorting.
@@ -91,9 +93,13 @@ impl IndexSchema {
         let sort_string = TextOptions::default().set_fast(RAW_TOKENIZER);
         let key = builder.add_text_field(KEY_FIELD, keyword.clone().set_fast(RAW_TOKENIZER));
         let exists = builder.add_text_field(EXISTS_FIELD, keyword.clone());
-        let search_options = TextOptions::default().set_indexing_options(
-            TextFieldIndexing::default().set_tokenizer(SEARCH_TOKENIZER).set_index_option(IndexRecordOption::WithFreqsAndPositions),
-        );
+        let search_options = |analyzer: Analyzer| {
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(analyzer.tokenizer_name())
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+        };
         let numeric = NumericOptions::default().set_indexed();
         let fast_numeric = NumericOptions::default().set_fast();
         let fields = spec
@@ -102,11 +108,13 @@ impl IndexSchema {
             .enumerate()
             .map(|(i, f): (usize, &FieldSpec)| {
                 let name = format!("f{i}");
+                let analyzer = f.analyzer.as_deref().and_then(Analyzer::from_name).unwrap_or(Analyzer::Standard);
                 let handles = FieldHandles {
                     path: f.path.clone(),
                     term: builder.add_text_field(&name, keyword.clone()),
                     exact: f.exact.then(|| builder.add_text_field(&format!("{name}_x"), keyword.clone())),
-                    search: f.search.then(|| builder.add_text_field(&format!("{name}_s"), search_options.clone())),
+                    search: (f.search || f.analyzer.is_some())
+                        .then(|| builder.add_text_field(&format!("{name}_s"), search_options(analyzer))),
                     long: builder.add_i64_field(&format!("{name}_l"), numeric.clone()),
                     double: builder.add_f64_field(&format!("{name}_d"), numeric.clone()),
                     sort_string: column(format!("{name}_ss"), |n| builder.add_text_field(n, sort_string.clone())),
@@ -114,6 +122,7 @@ impl IndexSchema {
                     sort_long: column(format!("{name}_sl"), |n| builder.add_i64_field(n, fast_numeric.clone())),
                     sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
+                    analyzer,
                     spatial: f.spatial.then(|| {
                         (
                             column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
@@ -137,17 +146,78 @@ fn column(name: String, add: impl FnOnce(&str) -> Field) -> Column {
     Column { name, field }
 }
 
-/// The analyzer behind `search()`: split on non-alphanumerics, lower-case, drop English stop words.
-pub(crate) fn search_analyzer() -> TextAnalyzer {
-    TextAnalyzer::builder(SimpleTokenizer::default())
-        .filter(RemoveLongFilter::limit(MAX_SEARCH_TOKEN_CHARS))
-        .filter(LowerCaser)
-        .filter(StopWordFilter::remove(ENGLISH_STOP_WORDS.iter().map(|w| w.to_string())))
-        .build()
+/// The analyzers a field's full-text form can use (RavenDB's, after Lucene's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Analyzer {
+    /// Words (letters and digits), lower-cased, English stop words dropped. Also `StopAnalyzer`.
+    Standard,
+    /// Words (letters and digits), lower-cased.
+    Simple,
+    /// Split on whitespace only, case kept.
+    Whitespace,
+    /// Split on whitespace only, lower-cased.
+    LowerCaseWhitespace,
+    /// The whole value as one term, case kept.
+    Keyword,
+    /// The whole value as one term, lower-cased (RavenDB's default for non-search fields).
+    LowerCaseKeyword,
+}
+
+impl Analyzer {
+    /// From a RavenDB analyzer name (short or with its .NET namespace); None when unknown.
+    pub fn from_name(name: &str) -> Option<Analyzer> {
+        let short = name.rsplit('.').next().unwrap_or(name).split(',').next().unwrap_or(name).trim();
+        Some(match short.to_ascii_lowercase().as_str() {
+            "standardanalyzer" | "stopanalyzer" | "ravenstandardanalyzer" => Analyzer::Standard,
+            "simpleanalyzer" => Analyzer::Simple,
+            "whitespaceanalyzer" => Analyzer::Whitespace,
+            "lowercasewhitespaceanalyzer" => Analyzer::LowerCaseWhitespace,
+            "keywordanalyzer" => Analyzer::Keyword,
+            "lowercasekeywordanalyzer" => Analyzer::LowerCaseKeyword,
+            _ => return None,
+        })
+    }
+
+    /// The tantivy tokenizer name this analyzer is registered under.
+    pub(crate) fn tokenizer_name(self) -> &'static str {
+        match self {
+            Analyzer::Standard => SEARCH_TOKENIZER,
+            Analyzer::Simple => "corvid_simple",
+            Analyzer::Whitespace => "corvid_whitespace",
+            Analyzer::LowerCaseWhitespace => "corvid_lower_whitespace",
+            Analyzer::Keyword => "corvid_keyword",
+            Analyzer::LowerCaseKeyword => "corvid_lower_keyword",
+        }
+    }
+
+    pub(crate) fn build(self) -> TextAnalyzer {
+        let long = RemoveLongFilter::limit(MAX_SEARCH_TOKEN_CHARS);
+        match self {
+            Analyzer::Standard => TextAnalyzer::builder(SimpleTokenizer::default())
+                .filter(long)
+                .filter(LowerCaser)
+                .filter(StopWordFilter::remove(ENGLISH_STOP_WORDS.iter().map(|w| w.to_string())))
+                .build(),
+            Analyzer::Simple => TextAnalyzer::builder(SimpleTokenizer::default()).filter(long).filter(LowerCaser).build(),
+            Analyzer::Whitespace => TextAnalyzer::builder(WhitespaceTokenizer::default()).filter(long).build(),
+            Analyzer::LowerCaseWhitespace => TextAnalyzer::builder(WhitespaceTokenizer::default()).filter(long).filter(LowerCaser).build(),
+            Analyzer::Keyword => TextAnalyzer::builder(RawTokenizer::default()).build(),
+            Analyzer::LowerCaseKeyword => TextAnalyzer::builder(RawTokenizer::default()).filter(LowerCaser).build(),
+        }
+    }
 }
 
 pub(crate) fn register_analyzers(index: &Index) {
-    index.tokenizers().register(SEARCH_TOKENIZER, search_analyzer());
+    for analyzer in [
+        Analyzer::Standard,
+        Analyzer::Simple,
+        Analyzer::Whitespace,
+        Analyzer::LowerCaseWhitespace,
+        Analyzer::Keyword,
+        Analyzer::LowerCaseKeyword,
+    ] {
+        index.tokenizers().register(analyzer.tokenizer_name(), analyzer.build());
+    }
 }
 
 /// Cuts `s` to at most [`MAX_TERM_BYTES`] bytes at a char boundary.

@@ -15,11 +15,14 @@ pub struct AutoIndexField {
     /// Holds points (`spatial.point(Lat, Lng)` in queries, spatial fields of static indexes).
     #[serde(default)]
     pub spatial: bool,
+    /// Static indexes: the analyzer of the full-text form (`Fields[x].Analyzer`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub analyzer: Option<String>,
 }
 
 impl AutoIndexField {
     pub fn plain(path: &str) -> Self {
-        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false }
+        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false, analyzer: None }
     }
 
     fn name_part(&self) -> String {
@@ -192,7 +195,7 @@ mod tests {
         assert_eq!(AutoIndexDefinition::new("Users", vec![f("Name"), f("Age")]).name, "Auto/Users/ByAgeAndName");
         assert_eq!(AutoIndexDefinition::new("Genres", vec![f("name")]).name, "Auto/Genres/Byname");
         assert_eq!(AutoIndexDefinition::new("Orders", vec![f("ShipTo.Country")]).name, "Auto/Orders/ByShipTo.Country");
-        let search = AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false };
+        let search = AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
     }
@@ -214,8 +217,9 @@ mod tests {
         let def = AutoIndexDefinition::new("Users", vec![f("Name")]);
         assert!(def.covers("users", &[f("Name")]));
         assert!(!def.covers("Users", &[f("Age")]));
-        assert!(!def.covers("Users", &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false }]));
-        let wider = def.extended_with(&[f("Age"), AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false }]);
+        assert!(!def.covers("Users", &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None }]));
+        let wider = def
+            .extended_with(&[f("Age"), AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None }]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));
     }

@@ -141,7 +141,7 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
         fields: definition
             .fields
             .iter()
-            .map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact, spatial: f.spatial })
+            .map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact, spatial: f.spatial, analyzer: f.analyzer.clone() })
             .collect(),
     }
 }

@@ -110,16 +110,39 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
             field_names.push(key.clone());
         }
     }
-    let fields = field_names
+    for (field, option) in &options {
+        if let Some(analyzer) = option.get("Analyzer").and_then(Value::as_str) {
+            if corvid_index::Analyzer::from_name(analyzer).is_none() {
+                return Err(invalid(
+                    &name,
+                    format!(
+                        "field '{field}' uses analyzer '{analyzer}', which this server does not have (StandardAnalyzer, StopAnalyzer, \
+                         SimpleAnalyzer, WhitespaceAnalyzer, LowerCaseWhitespaceAnalyzer, KeywordAnalyzer, LowerCaseKeywordAnalyzer)"
+                    ),
+                ));
+            }
+        }
+    }
+    let fields: Vec<AutoIndexField> = field_names
         .iter()
         .map(|f| {
-            let indexing = options.get(f).and_then(|o| o.get("Indexing")).and_then(Value::as_str).unwrap_or("Default");
+            // `__all_fields` options apply to every field without its own.
+            let option = |key: &str| {
+                options
+                    .get(f)
+                    .and_then(|o| o.get(key))
+                    .filter(|v| !v.is_null())
+                    .or_else(|| options.get("__all_fields").and_then(|o| o.get(key)))
+            };
+            let indexing = option("Indexing").and_then(Value::as_str).unwrap_or("Default");
             let spatial = spatial_fields.contains(f) || options.get(f).and_then(|o| o.get("Spatial")).is_some_and(|s| !s.is_null());
+            let analyzer = option("Analyzer").and_then(Value::as_str).map(str::to_owned);
             AutoIndexField {
                 path: f.clone(),
                 search: indexing.eq_ignore_ascii_case("Search"),
                 exact: indexing.eq_ignore_ascii_case("Exact"),
                 spatial,
+                analyzer,
             }
         })
         .collect();
