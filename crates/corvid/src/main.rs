@@ -3,6 +3,11 @@
 
 mod settings;
 
+/// mimalloc instead of glibc's malloc: writers, parsers and indexers hand buffers between threads, and
+/// glibc serialises those cross-thread frees on arena locks (decision 0009).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::Arc;
 
 use tokio::sync::Notify;

@@ -8,7 +8,7 @@ use std::io::BufRead;
 use std::sync::mpsc;
 
 use corvid_types::{id_key, now_nanos};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::batch::{put_in_txn, ExpectedChangeVector};
 use crate::json_stream::JsonArrayReader;
@@ -43,23 +43,35 @@ struct Pending {
 
 type BatchAnswer = mpsc::Receiver<Result<(u64, u64), EngineError>>;
 
+/// One command of the stream; the document stays unparsed (only its `@metadata` is read).
+#[derive(serde::Deserialize)]
+struct Command<'a> {
+    #[serde(rename = "Id", default, borrow)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "Type", default, borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(rename = "Document", default, borrow)]
+    document: Option<&'a RawValue>,
+}
+
 fn parse_command(element: &[u8], index: u64) -> Result<(String, IncomingDocument), EngineError> {
-    let command: Value = serde_json::from_slice(element)
-        .map_err(|e| EngineError::bad_request(format!("Bulk insert command #{index} is not valid JSON: {e}")))?;
-    let Value::Object(mut command) = command else { unreachable!("the stream reader returns objects") };
-    let kind = command.get("Type").and_then(Value::as_str).unwrap_or("PUT");
+    let text = std::str::from_utf8(element)
+        .map_err(|e| EngineError::bad_request(format!("Bulk insert command #{index} is not valid UTF-8: {e}")))?;
+    let command: Command<'_> =
+        serde_json::from_str(text).map_err(|e| EngineError::bad_request(format!("Bulk insert command #{index} is not valid JSON: {e}")))?;
+    let kind = command.kind.as_deref().unwrap_or("PUT");
     if kind != "PUT" {
         return Err(EngineError::bad_request(format!(
             "Bulk insert command #{index}: type '{kind}' is not supported by this server yet (only PUT)"
         )));
     }
-    let id = match command.get("Id") {
-        Some(Value::String(id)) if !id.is_empty() => id.clone(),
+    let id = match command.id {
+        Some(id) if !id.is_empty() => id.into_owned(),
         _ => return Err(EngineError::bad_request(format!("Bulk insert command #{index} needs a non-empty 'Id'"))),
     };
     corvid_types::validate_id(&id)?;
-    let document = match command.remove("Document") {
-        Some(doc @ Value::Object(_)) => IncomingDocument::from_value(doc)?,
+    let document = match command.document {
+        Some(raw) if raw.get().trim_start().starts_with('{') => IncomingDocument::from_raw(raw)?,
         _ => return Err(EngineError::bad_request(format!("Bulk insert command #{index} ({id}) needs a 'Document' object"))),
     };
     Ok((id, document))

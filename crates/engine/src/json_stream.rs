@@ -110,18 +110,30 @@ impl<R: BufRead> JsonArrayReader<R> {
                 return Err(malformed(self.offset, "the stream ended inside a command"));
             }
             let mut end = None;
-            for (i, &b) in buffer.iter().enumerate() {
+            let mut i = 0;
+            while i < buffer.len() {
                 if in_string {
                     if escaped {
                         escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        in_string = false;
+                        i += 1;
+                        continue;
+                    }
+                    // Most bytes of a document are inside strings: jump to the next quote or backslash.
+                    match memchr::memchr2(b'"', b'\\', &buffer[i..]) {
+                        Some(at) => {
+                            i += at;
+                            if buffer[i] == b'\\' {
+                                escaped = true;
+                            } else {
+                                in_string = false;
+                            }
+                            i += 1;
+                        }
+                        None => i = buffer.len(),
                     }
                     continue;
                 }
-                match b {
+                match buffer[i] {
                     b'"' => in_string = true,
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
@@ -133,6 +145,7 @@ impl<R: BufRead> JsonArrayReader<R> {
                     }
                     _ => {}
                 }
+                i += 1;
             }
             let take = end.unwrap_or(buffer.len());
             element.extend_from_slice(&buffer[..take]);
