@@ -388,7 +388,6 @@ def test_query_on_missing_index(server_url, db_name, http, store):
 
 # -- errors -------------------------------------------------------------------------------------------
 UNSUPPORTED = [
-    "from Users where moreLikeThis(id() = 'users/1')",
     "from Users select timeseries(from HeartRate between $a and $b)",
     "from Users where vector.search(Name, 'ann')",
 ]

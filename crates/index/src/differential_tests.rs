@@ -254,7 +254,9 @@ impl ModelDoc {
     fn matches(&self, filter: &Filter) -> bool {
         match filter {
             Filter::All => true,
-            Filter::Spatial { .. } | Filter::Fuzzy { .. } | Filter::Proximity { .. } => unreachable!("not generated"),
+            Filter::Spatial { .. } | Filter::Fuzzy { .. } | Filter::Proximity { .. } | Filter::AnyTerm { .. } | Filter::Key(_) => {
+                unreachable!("not generated")
+            }
             Filter::Equal { field, value, exact } => self.equal(field, value, *exact),
             Filter::Range { field, lower, upper } => {
                 let bounds: Vec<&Value> = lower.iter().chain(upper.iter()).map(|(v, _)| v).collect();

@@ -110,6 +110,10 @@ impl DocumentIndex {
         Ok(this)
     }
 
+    pub(crate) fn spec_fields(&self) -> &[crate::FieldSpec] {
+        &self.spec.fields
+    }
+
     pub fn last_indexed_etag(&self) -> u64 {
         self.last_etag.load(AtomicOrdering::Acquire)
     }

@@ -126,6 +126,14 @@ pub enum Filter {
         terms: String,
         slop: u32,
     },
+    /// Any of the terms (already analyzed) in the field's full-text form (or keyword form when it has
+    /// none), each with a boost: what `moreLikeThis` asks.
+    AnyTerm {
+        field: String,
+        terms: Vec<(String, f32)>,
+    },
+    /// The entry whose key (lower-cased document id) is this.
+    Key(String),
     /// Entries whose point (in spatial field `field`) relates to `shape`.
     Spatial {
         field: String,

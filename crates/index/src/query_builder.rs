@@ -52,6 +52,23 @@ impl<'a> QueryBuilder<'a> {
                 Box::new(BooleanQuery::new(vec![(Occur::Must, Box::new(AllQuery)), (Occur::MustNot, self.build(inner)?)]))
             }
             Filter::Boost(inner, factor) => Box::new(BoostQuery::new(self.build(inner)?, *factor)),
+            Filter::AnyTerm { field, terms } => {
+                let handles = self.field(field)?;
+                let target = handles.search.unwrap_or(handles.term);
+                let clauses: Vec<(Occur, BoxQuery)> = terms
+                    .iter()
+                    .map(|(t, boost)| {
+                        let query = term_query(Term::from_field_text(target, clip_term(t)));
+                        (Occur::Should, Box::new(BoostQuery::new(query, *boost)) as BoxQuery)
+                    })
+                    .collect();
+                if clauses.is_empty() {
+                    Box::new(EmptyQuery)
+                } else {
+                    Box::new(BooleanQuery::new(clauses))
+                }
+            }
+            Filter::Key(key) => term_query(Term::from_field_text(self.schema.key, key)),
             Filter::Fuzzy { field, term, max_edits } => {
                 let handles = self.field(field)?;
                 let term = Term::from_field_text(handles.term, clip_term(&term.to_lowercase()));

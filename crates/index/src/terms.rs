@@ -30,6 +30,38 @@ impl DocumentIndex {
     }
 }
 
+impl DocumentIndex {
+    /// The terms `text` gives in `field`: its analyzer's tokens for a full-text field, else the
+    /// lower-cased value.
+    pub fn analyze(&self, field: &str, text: &str) -> Result<Vec<String>, IndexError> {
+        let (_, handles) =
+            self.schema.field(field).ok_or_else(|| IndexError::InvalidQuery(format!("field '{field}' is not in the index")))?;
+        if handles.search.is_none() {
+            return Ok(vec![text.to_lowercase()]);
+        }
+        let mut analyzer = handles.analyzer.build();
+        let mut stream = analyzer.token_stream(text);
+        let mut out = Vec::new();
+        while let Some(token) = stream.next() {
+            out.push(token.text.clone());
+        }
+        Ok(out)
+    }
+
+    /// How many entries hold `term` in `field` (full-text form when it has one).
+    pub fn doc_freq(&self, field: &str, term: &str) -> Result<u64, IndexError> {
+        let (_, handles) =
+            self.schema.field(field).ok_or_else(|| IndexError::InvalidQuery(format!("field '{field}' is not in the index")))?;
+        let target = handles.search.unwrap_or(handles.term);
+        Ok(self.reader.searcher().doc_freq(&tantivy::Term::from_field_text(target, term))?)
+    }
+
+    /// The paths of the index's fields.
+    pub fn field_paths(&self) -> Vec<String> {
+        self.spec_fields().iter().map(|f| f.path.clone()).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

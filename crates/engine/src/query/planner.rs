@@ -96,6 +96,8 @@ struct Translator<'a> {
     parameters: &'a serde_json::Map<String, Json>,
     alias: Option<String>,
     needed: Vec<AutoIndexField>,
+    /// For `moreLikeThis`: the database (source document) and the named index (term statistics).
+    more_like_this: Option<(&'a Database, Arc<IndexHandle>)>,
 }
 
 impl Translator<'_> {
@@ -332,6 +334,7 @@ impl Translator<'_> {
                 self.need(&field, true, false);
                 Filter::Search { field, terms: terms.join(" "), all: false }
             }
+            "morelikethis" => self.more_like_this(call)?,
             "spatial.within" | "spatial.contains" | "spatial.intersects" | "spatial.disjoint" => {
                 let field = self.spatial_field(call.args.first(), call)?;
                 let shape = self.shape(call.args.get(1), call)?;
@@ -344,6 +347,115 @@ impl Translator<'_> {
                 Filter::Spatial { field, shape, relation }
             }
             _ => return Err(unsupported(&format!("The method {}()", call.name), self.text, call.span)),
+        })
+    }
+
+    /// `moreLikeThis(id() = 'x'[, $options])` or `moreLikeThis($document[, $options])`: the most telling words
+    /// of the source document (term frequency x inverse document frequency in the index), any of which a
+    /// result must contain; the source document itself is left out.
+    fn more_like_this(&mut self, call: &Call) -> Result<Filter, EngineError> {
+        let Some((db, handle)) = self.more_like_this.clone() else {
+            return Err(unsupported("moreLikeThis() outside a query on a named index ('from index ...')", self.text, call.span));
+        };
+        let crate::indexing::IndexBackend::Search(index) = &handle.index else {
+            return Err(invalid("moreLikeThis() needs a map index"));
+        };
+        let options = match call.args.get(1) {
+            Some(Arg::Value(v)) => match &v.kind {
+                ValueKind::Parameter(name) => self.parameter(name, v.span)?.clone(),
+                ValueKind::String(s) => {
+                    serde_json::from_str(s).map_err(|e| invalid(format!("moreLikeThis() options are not JSON: {e}")))?
+                }
+                _ => return Err(invalid("moreLikeThis() options must be a JSON object")),
+            },
+            _ => Json::Null,
+        };
+        let (source_key, document) = match call.args.first() {
+            Some(Arg::Expr(Expr::Compare { left: Operand::Call(id), op: CompareOp::Eq, right: Operand::Value(v), .. })) if id.is("id") => {
+                let IndexValue::String(doc_id) = self.value(v)? else {
+                    return Err(invalid("moreLikeThis(id() = ...) needs a document id"));
+                };
+                let key = corvid_types::id_key(&doc_id);
+                let record = db.store.read()?.document(&key)?;
+                let body = match record {
+                    Some(r) => serde_json::from_str(&r.body).map_err(|e| EngineError::Internal(e.to_string()))?,
+                    None => Json::Null,
+                };
+                (Some(key), body)
+            }
+            Some(Arg::Value(v)) => match &v.kind {
+                ValueKind::Parameter(name) => match self.parameter(name, v.span)? {
+                    Json::String(text) => {
+                        (None, serde_json::from_str(text).map_err(|e| invalid(format!("moreLikeThis() document is not JSON: {e}")))?)
+                    }
+                    other => (None, other.clone()),
+                },
+                ValueKind::String(text) => {
+                    (None, serde_json::from_str(text).map_err(|e| invalid(format!("moreLikeThis() document is not JSON: {e}")))?)
+                }
+                _ => return Err(invalid("moreLikeThis() needs id() = 'doc' or a JSON document")),
+            },
+            _ => return Err(invalid(format!("moreLikeThis() needs id() = 'doc' or a JSON document (at position {})", call.span.start))),
+        };
+        let number = |key: &str, default: f64| -> f64 {
+            options
+                .as_object()
+                .and_then(|o| o.iter().find(|(k, _)| k.eq_ignore_ascii_case(key)))
+                .and_then(|(_, v)| v.as_f64())
+                .unwrap_or(default)
+        };
+        let min_tf = number("MinimumTermFrequency", 2.0);
+        let min_df = number("MinimumDocumentFrequency", 5.0);
+        let max_df = number("MaximumDocumentFrequency", f64::MAX);
+        let min_len = number("MinimumWordLength", 0.0) as usize;
+        let max_len = number("MaximumWordLength", 0.0) as usize;
+        let max_terms = number("MaximumQueryTerms", 25.0) as usize;
+        let boost = options.get("Boost").and_then(Json::as_bool).unwrap_or(false);
+        let boost_factor = number("BoostFactor", 1.0) as f32;
+        let fields: Vec<String> = match options.get("Fields").and_then(Json::as_array) {
+            Some(list) => list.iter().filter_map(Json::as_str).map(str::to_owned).collect(),
+            None => index.field_paths(),
+        };
+        let total = index.entries_count() as f64;
+        let mut scored: Vec<(f64, String, String)> = Vec::new();
+        for field in &fields {
+            let mut frequencies: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+            for text in super::highlight::texts(&super::projection::value_at(&document, field)) {
+                for term in index.analyze(field, text).map_err(|e| invalid(e.to_string()))? {
+                    let len = term.chars().count();
+                    if len < min_len || (max_len > 0 && len > max_len) {
+                        continue;
+                    }
+                    *frequencies.entry(term).or_default() += 1;
+                }
+            }
+            for (term, tf) in frequencies {
+                if (tf as f64) < min_tf {
+                    continue;
+                }
+                let df = index.doc_freq(field, &term).map_err(|e| invalid(e.to_string()))? as f64;
+                if df < min_df || df > max_df || df == 0.0 {
+                    continue;
+                }
+                let idf = (total / (df + 1.0)).ln() + 1.0;
+                scored.push((tf as f64 * idf, field.clone(), term));
+            }
+        }
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.2.cmp(&b.2)));
+        scored.truncate(max_terms);
+        let top = scored.first().map(|s| s.0).unwrap_or(1.0);
+        let mut by_field: Vec<(String, Vec<(String, f32)>)> = Vec::new();
+        for (score, field, term) in scored {
+            let weight = if boost { (score / top) as f32 * boost_factor } else { 1.0 };
+            match by_field.iter_mut().find(|(f, _)| *f == field) {
+                Some((_, terms)) => terms.push((term, weight)),
+                None => by_field.push((field, vec![(term, weight)])),
+            }
+        }
+        let any = Filter::Or(by_field.into_iter().map(|(field, terms)| Filter::AnyTerm { field, terms }).collect());
+        Ok(match source_key {
+            Some(key) => Filter::And(vec![any, Filter::Not(Box::new(Filter::Key(key)))]),
+            None => any,
         })
     }
 
@@ -485,8 +597,13 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let text = request.query.as_str();
     let query = corvid_rql::parse(text).map_err(|e| invalid(e.to_string()))?;
     reject_unsupported(&query, text, request.for_operation)?;
-    let mut t =
-        Translator { text, parameters: &request.parameters, alias: query.from.alias.as_ref().map(|a| a.name.clone()), needed: Vec::new() };
+    let mut t = Translator {
+        text,
+        parameters: &request.parameters,
+        alias: query.from.alias.as_ref().map(|a| a.name.clone()),
+        needed: Vec::new(),
+        more_like_this: None,
+    };
 
     let skip = paging(query.offset.as_ref(), &t, "offset")?.or(request.start).unwrap_or(0);
     let take = paging(query.limit.as_ref(), &t, "limit")?.or(request.page_size).unwrap_or(usize::MAX);
@@ -575,6 +692,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let (source, filter, sort, ids, created_index) = match &query.from.source {
         FromSource::Index { name, .. } => {
             let handle = db.indexes.get(name).ok_or_else(|| EngineError::IndexDoesNotExist(name.clone()))?;
+            t.more_like_this = Some((db, handle.clone()));
             let filter = where_filter(&query, &mut t)?;
             let sort = order_by(&query, &mut t)?;
             (Source::Index { handle }, filter, sort, None, false)
