@@ -177,12 +177,9 @@ impl<'a> Parser<'a> {
                 return Ok(Expr { pos, kind: ExprKind::Lambda(names, Box::new(body)) });
             }
         }
+        // `from` starts a query unless it is used as an ordinary name (`from.X`, `from + 1`).
         if self.is_word("from") && matches!(self.peek_at(1), Tok::Ident(_)) {
-            if let Tok::Ident(w) = self.peek_at(2) {
-                if w == "in" {
-                    return self.query();
-                }
-            }
+            return self.query();
         }
         self.conditional()
     }
