@@ -78,7 +78,19 @@ fn items_of(v: &Value) -> Option<Vec<Value>> {
         Value::Null => Some(Vec::new()),
         Value::Object(o) => match o.get(GROUP_ITEMS) {
             Some(Value::Array(a)) => Some(a.clone()),
-            _ => None,
+            Some(_) => None,
+            // An object enumerates as its properties, like a dictionary (`AsJson(doc).Select(x => x.Value)`).
+            None => Some(
+                o.iter()
+                    .filter(|(k, _)| k.as_str() != "@metadata")
+                    .map(|(k, v)| {
+                        let mut p = Map::new();
+                        p.insert("Key".into(), Value::String(k.clone()));
+                        p.insert("Value".into(), v.clone());
+                        Value::Object(p)
+                    })
+                    .collect(),
+            ),
         },
         _ => None,
     }

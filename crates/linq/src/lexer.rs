@@ -96,6 +96,9 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, LinqError> {
                     s.push(ch);
                 }
             }
+            if c == b'\'' && s.chars().count() != 1 {
+                return Err(err(start, "A character literal must hold exactly one character".into()));
+            }
             out.push(Token { tok: Tok::Str(s), pos: start });
             continue;
         }

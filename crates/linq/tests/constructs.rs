@@ -331,3 +331,15 @@ fn refused_constructs_have_positions() {
     assert_eq!(e.definition, "reduce");
     assert!(e.to_string().ends_with("of reduce"), "{e}");
 }
+
+#[test]
+fn as_json_recurse_and_metadata_chain() {
+    let d = json!({"A": 1, "B": "x", "Kids": [{"N": "k1", "Kids": [{"N": "k2"}]}]});
+    assert_eq!(eval("AsJson(u).Select(x => x.Value)", d.clone()), json!([1, "x", [{"N": "k1", "Kids": [{"N": "k2"}]}]]));
+    assert_eq!(eval("Recurse(u, x => x.Kids).Select(x => x.N)", d.clone()), json!([null, "k1", "k2"]));
+    let out = map1(
+        "docs.Users.Select(p => new { Product = p, Metadata = this.MetadataFor(p) }).Select(this_0 => new { Coll = this_0.Metadata.Value<string>(\"@collection\"), this_0.Product.B })",
+        d,
+    );
+    assert_eq!(out, vec![json!({"Coll": "Users", "B": "x"})]);
+}
