@@ -33,7 +33,9 @@ const CAST_TYPES: &[&str] = &[
     "Guid",
 ];
 
-const MAX_DEPTH: usize = 200;
+/// Bound on the depth of the syntax tree (nesting plus operator and member chains), so that evaluating
+/// and dropping a tree cannot overflow the stack.
+const MAX_DEPTH: usize = 128;
 
 pub(crate) fn parse(text: &str) -> Result<Expr, LinqError> {
     let tokens = tokenize(text)?;
@@ -130,13 +132,19 @@ impl<'a> Parser<'a> {
     }
 
     pub(crate) fn expr(&mut self) -> Result<Expr, LinqError> {
+        let mark = self.depth;
+        let r = self.deeper().and_then(|_| self.expr_inner());
+        self.depth = mark;
+        r
+    }
+
+    /// Counts one more level of tree depth; fails past [`MAX_DEPTH`].
+    fn deeper(&mut self) -> Result<(), LinqError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error(self.pos(), "Expression nested too deeply"));
         }
-        let r = self.expr_inner();
-        self.depth -= 1;
-        r
+        Ok(())
     }
 
     fn expr_inner(&mut self) -> Result<Expr, LinqError> {
@@ -223,6 +231,13 @@ impl<'a> Parser<'a> {
     }
 
     fn binary(&mut self, min: u8) -> Result<Expr, LinqError> {
+        let mark = self.depth;
+        let r = self.binary_chain(min);
+        self.depth = mark;
+        r
+    }
+
+    fn binary_chain(&mut self, min: u8) -> Result<Expr, LinqError> {
         let mut left = self.unary()?;
         loop {
             if matches!(self.peek(), Tok::Punct("&" | "|" | "^")) {
@@ -235,6 +250,7 @@ impl<'a> Parser<'a> {
             if prec < min {
                 break;
             }
+            self.deeper()?;
             self.bump();
             // `??` is right-associative; the others are left-associative.
             let right = if op == BinOp::Coalesce { self.binary(prec)? } else { self.binary(prec + 1)? };
@@ -245,6 +261,13 @@ impl<'a> Parser<'a> {
     }
 
     fn unary(&mut self) -> Result<Expr, LinqError> {
+        let mark = self.depth;
+        let r = self.deeper().and_then(|_| self.unary_inner());
+        self.depth = mark;
+        r
+    }
+
+    fn unary_inner(&mut self) -> Result<Expr, LinqError> {
         let pos = self.pos();
         if self.eat("!") {
             let e = self.unary()?;
@@ -305,9 +328,19 @@ impl<'a> Parser<'a> {
     }
 
     fn postfix(&mut self) -> Result<Expr, LinqError> {
+        let mark = self.depth;
+        let r = self.postfix_chain();
+        self.depth = mark;
+        r
+    }
+
+    fn postfix_chain(&mut self) -> Result<Expr, LinqError> {
         let mut e = self.primary()?;
         loop {
             let pos = self.pos();
+            if self.is(".") || self.is("?.") || self.is("[") {
+                self.deeper()?;
+            }
             if self.is(".") || self.is("?.") {
                 self.bump();
                 let name = self.ident()?;
@@ -594,4 +627,76 @@ fn member(e: Expr, name: String, pos: usize) -> Expr {
         kind => ExprKind::Member(Box::new(Expr { pos: e.pos, kind }), name),
     };
     Expr { pos: e.pos, kind }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> (String, usize, usize) {
+        let e = parse(text).unwrap_err();
+        (e.message, e.line, e.column)
+    }
+
+    #[test]
+    fn literals_and_suffixes() {
+        let p = |t: &str| parse(t).unwrap().kind;
+        assert_eq!(p("1m"), ExprKind::Int(1));
+        assert_eq!(p("2.5d"), ExprKind::Float(2.5));
+        assert_eq!(p("3L"), ExprKind::Int(3));
+        assert_eq!(p("1.5e2"), ExprKind::Float(150.0));
+        assert_eq!(p("-4"), ExprKind::Int(-4));
+        assert_eq!(p(r#"@"a""b""#), ExprKind::Str("a\"b".into()));
+        assert_eq!(p("'x'"), ExprKind::Str("x".into()));
+        assert_eq!(err("12abc"), ("Invalid number literal '12a'".into(), 1, 1));
+    }
+
+    #[test]
+    fn casts_lambdas_and_parentheses() {
+        assert!(matches!(parse("(int)x").unwrap().kind, ExprKind::Cast(ref t, _) if t == "int"));
+        assert!(matches!(parse("((double ? ) x)").unwrap().kind, ExprKind::Cast(ref t, _) if t == "double"));
+        assert!(matches!(parse("(x) + 1").unwrap().kind, ExprKind::Binary(BinOp::Add, _, _)));
+        assert!(matches!(parse("(a, b) => a").unwrap().kind, ExprKind::Lambda(ref p, _) if p.len() == 2));
+        assert!(matches!(parse("() => 1").unwrap().kind, ExprKind::Lambda(ref p, _) if p.is_empty()));
+        assert!(matches!(parse("a ?.5 : 1").unwrap().kind, ExprKind::Cond(..)));
+        assert!(
+            matches!(parse("a ?? b ?? c").unwrap().kind, ExprKind::Binary(BinOp::Coalesce, _, ref r) if matches!(r.kind, ExprKind::Binary(BinOp::Coalesce, ..)))
+        );
+    }
+
+    #[test]
+    fn sources() {
+        let src = |t: &str| match parse(t).unwrap().kind {
+            ExprKind::Query(q) => q.source.kind,
+            k => k,
+        };
+        assert_eq!(src("from d in docs select d"), ExprKind::Source(Source::AllDocs));
+        assert_eq!(src("from d in docs.Users select d"), ExprKind::Source(Source::Collection("Users".into())));
+        assert_eq!(src("from d in docs[\"Users\"] select d"), ExprKind::Source(Source::Collection("Users".into())));
+        assert_eq!(
+            src("from t in timeSeries.Companies.HeartRate select t"),
+            ExprKind::Source(Source::TimeSeries("Companies".into(), Some("HeartRate".into())))
+        );
+    }
+
+    #[test]
+    fn errors_have_positions() {
+        assert_eq!(err("from d in docs\n  select new { A = }"), ("Unexpected '}'".into(), 2, 20));
+        assert_eq!(err("from d in docs select"), ("Unexpected end of text".into(), 1, 22));
+        assert_eq!(err("from d in docs orderby d.A select d.A foo"), ("Expected end of definition but got 'foo'".into(), 1, 39));
+        assert_eq!(err("x /* open"), ("Unterminated comment".into(), 1, 3));
+        assert_eq!(err("x # y"), ("Unexpected character '#'".into(), 1, 3));
+        assert_eq!(err("new { A = 1, A = 2 }"), ("Duplicate member 'A' in anonymous object".into(), 1, 14));
+    }
+
+    #[test]
+    fn depth_is_bounded() {
+        let long = vec!["x"; 5000].join(" + ");
+        assert_eq!(err(&long).0, "Expression nested too deeply");
+        let nested = format!("{}x{}", "(".repeat(5000), ")".repeat(5000));
+        assert_eq!(err(&nested).0, "Expression nested too deeply");
+        let chain = format!("x{}", ".A".repeat(5000));
+        assert_eq!(err(&chain).0, "Expression nested too deeply");
+        assert!(parse(&vec!["x"; 100].join(" + ")).is_ok());
+    }
 }

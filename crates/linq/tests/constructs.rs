@@ -343,3 +343,15 @@ fn as_json_recurse_and_metadata_chain() {
     );
     assert_eq!(out, vec![json!({"Coll": "Users", "B": "x"})]);
 }
+
+#[test]
+fn deepest_accepted_expressions_evaluate_without_overflow() {
+    let sum = vec!["u.A"; 110].join(" + ");
+    assert_eq!(eval(&sum, json!({"A": 1})), json!(110));
+    let nested = format!("{}u.A{}", "(".repeat(55), " + 1)".repeat(55));
+    assert_eq!(eval(&nested, json!({"A": 1})), json!(56));
+    let chain = format!("u{}", ".A".repeat(110));
+    assert_eq!(eval(&chain, json!({"A": 1})), Value::Null);
+    let lambdas = format!("u.L{}", ".Select(x => x)".repeat(50));
+    assert_eq!(eval(&lambdas, json!({"L": [1]})), json!([1]));
+}
