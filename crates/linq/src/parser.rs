@@ -486,7 +486,7 @@ impl<'a> Parser<'a> {
             return self.array_items(pos);
         }
         if self.is("(") {
-            if !matches!(ty.as_str(), "DateTime" | "DateTimeOffset" | "TimeSpan") {
+            if ty != "DateTime" {
                 return Err(self.error(ty_pos, format!("Creating objects of type '{ty}' is not supported")));
             }
             let args = self.args()?;

@@ -14,30 +14,18 @@ struct Checker<'a> {
     scopes: Vec<String>,
 }
 
-const STATIC_METHODS: &[&str] = &[
-    "IsNullOrEmpty",
-    "IsNullOrWhiteSpace",
-    "Join",
-    "Concat",
-    "Format",
-    "Parse",
-    "Abs",
-    "Max",
-    "Min",
-    "Floor",
-    "Ceiling",
-    "Round",
-    "Sqrt",
-    "Pow",
-    "ToInt32",
-    "ToInt64",
-    "ToInt16",
-    "ToDouble",
-    "ToSingle",
-    "ToDecimal",
-    "ToString",
-    "ToBoolean",
-];
+/// Static methods per class (`Enumerable` takes every LINQ operator).
+fn static_method_ok(class: &str, name: &str) -> bool {
+    let names: &[&str] = match class {
+        "Enumerable" => ENUMERABLE_METHODS,
+        "string" | "String" => &["IsNullOrEmpty", "IsNullOrWhiteSpace", "Join", "Concat", "Format"],
+        "DateTime" => &["Parse"],
+        "Math" => &["Abs", "Max", "Min", "Floor", "Ceiling", "Round", "Sqrt", "Pow"],
+        "Convert" => &["ToInt32", "ToInt64", "ToInt16", "ToDouble", "ToSingle", "ToDecimal", "ToString", "ToBoolean"],
+        _ => &[],
+    };
+    names.contains(&name)
+}
 
 impl Checker<'_> {
     fn err(&self, pos: usize, msg: String) -> LinqError {
@@ -94,11 +82,7 @@ impl Checker<'_> {
                         if !STATIC_CLASSES.contains(&class.as_str()) {
                             return Err(self.err(*pos, format!("Unknown name '{class}'")));
                         }
-                        let ok = if class == "Enumerable" {
-                            ENUMERABLE_METHODS.contains(&name.as_str())
-                        } else {
-                            STATIC_METHODS.contains(&name.as_str())
-                        };
+                        let ok = static_method_ok(class, name);
                         if !ok {
                             return Err(self.err(e.pos, format!("Unsupported method '{class}.{name}'")));
                         }

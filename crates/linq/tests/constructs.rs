@@ -324,6 +324,11 @@ fn refused_constructs_have_positions() {
     assert_eq!(compile_err("from c in docs.C select new { A = c.X & 1 }").1, "Bitwise operator '&' is not supported");
     assert_eq!(compile_err("from c in docs.C select new Foo { A = 1 }").1, "Creating objects of type 'Foo' is not supported");
     assert_eq!(compile_err("from c in docs.C select new { A = Frob(c) }").1, "Unsupported function 'Frob'");
+    assert_eq!(compile_err("from c in docs.C select new { A = Math.Join(c) }").1, "Unsupported method 'Math.Join'");
+    assert_eq!(
+        compile_err("from c in docs.C select new { A = new TimeSpan(1) }").1,
+        "Creating objects of type 'TimeSpan' is not supported"
+    );
     assert_eq!(compile_err("from c in docs.C select new { A = \"x }"), (ErrorKind::Parse, "Unterminated string literal".into(), 1, 35));
     assert_eq!(compile_err("from users").1, "Expected 'in' but got end of text");
     assert_eq!(compile_err("new { A = 1 }").1, "A map must start from 'docs', 'docs.Collection', 'timeSeries' or 'counters'");
