@@ -71,22 +71,22 @@ pub(crate) fn group(key: Value, items: Vec<Value>) -> Value {
     Value::Object(m)
 }
 
-/// The elements of an enumerable value: arrays, groups, and null (empty, like a dynamic null).
-fn items_of(v: &Value) -> Option<Vec<Value>> {
+/// The elements of an enumerable value: arrays, groups, null (empty, like a dynamic null), and objects
+/// (their properties as `{Key, Value}` pairs, like a dictionary: `AsJson(doc).Select(x => x.Value)`).
+fn into_items(v: Value) -> Option<Vec<Value>> {
     match v {
-        Value::Array(a) => Some(a.clone()),
+        Value::Array(a) => Some(a),
         Value::Null => Some(Vec::new()),
-        Value::Object(o) => match o.get(GROUP_ITEMS) {
-            Some(Value::Array(a)) => Some(a.clone()),
+        Value::Object(mut o) => match o.remove(GROUP_ITEMS) {
+            Some(Value::Array(a)) => Some(a),
             Some(_) => None,
-            // An object enumerates as its properties, like a dictionary (`AsJson(doc).Select(x => x.Value)`).
             None => Some(
-                o.iter()
+                o.into_iter()
                     .filter(|(k, _)| k.as_str() != "@metadata")
                     .map(|(k, v)| {
                         let mut p = Map::new();
-                        p.insert("Key".into(), Value::String(k.clone()));
-                        p.insert("Value".into(), v.clone());
+                        p.insert("Key".into(), Value::String(k));
+                        p.insert("Value".into(), v);
                         Value::Object(p)
                     })
                     .collect(),
@@ -179,7 +179,7 @@ pub(crate) fn member(v: &Value, name: &str) -> Value {
             if let Some(k) = o.get(GROUP_KEY) {
                 return match name {
                     "Key" => k.clone(),
-                    "Count" => Value::from(items_of(v).map_or(0, |i| i.len())),
+                    "Count" => Value::from(o.get(GROUP_ITEMS).and_then(Value::as_array).map_or(0, Vec::len)),
                     _ => Value::Null,
                 };
             }
@@ -214,6 +214,22 @@ pub(crate) fn member(v: &Value, name: &str) -> Value {
     }
 }
 
+/// `v[i]`: object members, array elements and string characters; anything else is null.
+fn index(v: &Value, i: &Value) -> Value {
+    match (v, i) {
+        (Value::Object(_), Value::String(k)) => member(v, k),
+        (Value::Array(a), _) => match num(i) {
+            Some(Num::I(n)) if n >= 0 => a.get(n as usize).cloned().unwrap_or(Value::Null),
+            _ => Value::Null,
+        },
+        (Value::String(s), _) => match num(i) {
+            Some(Num::I(n)) if n >= 0 => s.chars().nth(n as usize).map_or(Value::Null, |c| Value::String(c.into())),
+            _ => Value::Null,
+        },
+        _ => Value::Null,
+    }
+}
+
 impl<'a> Eval<'a> {
     fn err(&self, pos: usize, msg: impl Into<String>) -> LinqError {
         LinqError::at(ErrorKind::Runtime, self.text, pos, msg)
@@ -221,6 +237,24 @@ impl<'a> Eval<'a> {
 
     fn lookup(&self, name: &str) -> Option<&Value> {
         self.scopes.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Resolves `x`, `x.A.B` and `x["A"]` by reference, so reading one field does not copy the whole
+    /// document. `None` when the path needs the general rules of [`member`].
+    fn path(&self, e: &Expr) -> Option<&Value> {
+        let (target, name) = match &e.kind {
+            ExprKind::Ident(n) => return self.lookup(n),
+            ExprKind::Member(t, n) => (t, n.as_str()),
+            ExprKind::Index(t, i) => match &i.kind {
+                ExprKind::Str(n) => (t, n.as_str()),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match self.path(target)? {
+            Value::Object(o) if !o.contains_key(GROUP_KEY) => o.get(name),
+            _ => None,
+        }
     }
 
     fn truthy(&self, v: &Value, pos: usize) -> Result<bool, LinqError> {
@@ -264,24 +298,20 @@ impl<'a> Eval<'a> {
             },
             ExprKind::Source(s) => self.source(s, e.pos)?,
             ExprKind::Member(t, name) => {
-                let v = self.eval(t)?;
-                member(&v, name)
+                let owned = if self.path(t).is_none() { Some(self.eval(t)?) } else { None };
+                match &owned {
+                    Some(v) => member(v, name),
+                    None => member(self.path(t).unwrap_or(&Value::Null), name),
+                }
             }
             ExprKind::Index(t, i) => {
-                let v = self.eval(t)?;
                 let i = self.eval(i)?;
-                match (&v, &i) {
-                    (Value::Object(_), Value::String(k)) => member(&v, k),
-                    (Value::Array(a), _) => match num(&i) {
-                        Some(Num::I(n)) if n >= 0 => a.get(n as usize).cloned().unwrap_or(Value::Null),
-                        _ => Value::Null,
-                    },
-                    (Value::String(s), _) => match num(&i) {
-                        Some(Num::I(n)) if n >= 0 => s.chars().nth(n as usize).map_or(Value::Null, |c| Value::String(c.into())),
-                        _ => Value::Null,
-                    },
-                    _ => Value::Null,
-                }
+                let owned = if self.path(t).is_none() { Some(self.eval(t)?) } else { None };
+                let v = match &owned {
+                    Some(v) => v,
+                    None => self.path(t).unwrap_or(&Value::Null),
+                };
+                index(v, &i)
             }
             ExprKind::Lambda(..) => return Err(self.err(e.pos, "A lambda can only be a method argument")),
             ExprKind::Unary(UnOp::Not, x) => {
@@ -426,16 +456,17 @@ impl<'a> Eval<'a> {
 
     fn query(&mut self, q: &Query) -> R {
         let src = self.eval(&q.source)?;
-        let items = items_of(&src).ok_or_else(|| self.err(q.source.pos, "The query source is not a collection"))?;
+        let items = into_items(src).ok_or_else(|| self.err(q.source.pos, "The query source is not a collection"))?;
         let rows: Vec<Vec<(String, Value)>> = items.into_iter().map(|v| vec![(q.var.clone(), v)]).collect();
         self.body(&q.body, rows).map(Value::Array)
     }
 
-    fn with_row<T>(&mut self, row: &[(String, Value)], f: impl FnOnce(&mut Self) -> Result<T, LinqError>) -> Result<T, LinqError> {
+    /// Runs `f` with the row's variables in scope; the row is moved into the scopes and back, not cloned.
+    fn with_row<T>(&mut self, row: &mut Vec<(String, Value)>, f: impl FnOnce(&mut Self) -> Result<T, LinqError>) -> Result<T, LinqError> {
         let mark = self.scopes.len();
-        self.scopes.extend(row.iter().cloned());
+        self.scopes.append(row);
         let r = f(self);
-        self.scopes.truncate(mark);
+        row.extend(self.scopes.drain(mark..));
         r
     }
 
@@ -444,9 +475,9 @@ impl<'a> Eval<'a> {
             let mut next = Vec::new();
             match clause {
                 Clause::From(var, e) => {
-                    for row in rows {
-                        let v = self.with_row(&row, |s| s.eval(e))?;
-                        let items = items_of(&v).ok_or_else(|| self.err(e.pos, "The 'from' source is not a collection"))?;
+                    for mut row in rows {
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
+                        let items = into_items(v).ok_or_else(|| self.err(e.pos, "The 'from' source is not a collection"))?;
                         for it in items {
                             let mut r = row.clone();
                             r.push((var.clone(), it));
@@ -456,14 +487,14 @@ impl<'a> Eval<'a> {
                 }
                 Clause::Let(var, e) => {
                     for mut row in rows {
-                        let v = self.with_row(&row, |s| s.eval(e))?;
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
                         row.push((var.clone(), v));
                         next.push(row);
                     }
                 }
                 Clause::Where(e) => {
-                    for row in rows {
-                        let v = self.with_row(&row, |s| s.eval(e))?;
+                    for mut row in rows {
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
                         if self.truthy(&v, e.pos)? {
                             next.push(row);
                         }
@@ -471,10 +502,10 @@ impl<'a> Eval<'a> {
                 }
                 Clause::OrderBy(keys) => {
                     let mut keyed = Vec::new();
-                    for row in rows {
+                    for mut row in rows {
                         let mut k = Vec::new();
                         for (e, _) in keys {
-                            k.push(self.with_row(&row, |s| s.eval(e))?);
+                            k.push(self.with_row(&mut row, |s| s.eval(e))?);
                         }
                         keyed.push((k, row));
                     }
@@ -496,15 +527,15 @@ impl<'a> Eval<'a> {
         let out = match &body.end {
             QueryEnd::Select(e) => {
                 let mut out = Vec::with_capacity(rows.len());
-                for row in rows {
-                    out.push(self.with_row(&row, |s| s.eval(e))?);
+                for mut row in rows {
+                    out.push(self.with_row(&mut row, |s| s.eval(e))?);
                 }
                 out
             }
             QueryEnd::Group { element, key } => {
                 let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
-                for row in rows {
-                    let (k, v) = self.with_row(&row, |s| Ok((s.eval(key)?, s.eval(element)?)))?;
+                for mut row in rows {
+                    let (k, v) = self.with_row(&mut row, |s| Ok((s.eval(key)?, s.eval(element)?)))?;
                     match groups.iter_mut().find(|(g, _)| equals(g, &k)) {
                         Some((_, items)) => items.push(v),
                         None => groups.push((k, vec![v])),
@@ -665,7 +696,7 @@ impl<'a> Eval<'a> {
                     "Join" if !a.is_empty() => {
                         let sep = to_text(&a[0]);
                         let parts: Vec<String> = match a.get(1) {
-                            Some(v @ Value::Array(_)) if a.len() == 2 => items_of(v).unwrap_or_default().iter().map(to_text).collect(),
+                            Some(Value::Array(v)) if a.len() == 2 => v.iter().map(to_text).collect(),
                             _ => a[1..].iter().map(to_text).collect(),
                         };
                         Ok(Value::String(parts.join(&sep)))
@@ -758,8 +789,11 @@ impl<'a> Eval<'a> {
         if recv.is_null() && !is_enumerable_method(name) {
             return Ok(Value::Null);
         }
-        let Some(items) = items_of(&recv) else {
+        if !matches!(recv, Value::Array(_) | Value::Null | Value::Object(_)) {
             return Err(self.err(pos, format!("Method '{name}' cannot be called on {recv}")));
+        }
+        let Some(items) = into_items(recv) else {
+            return Err(self.err(pos, format!("Method '{name}' cannot be called on this value")));
         };
         self.enumerable(items, name, args, pos)
     }
@@ -830,7 +864,7 @@ impl<'a> Eval<'a> {
                 let mut out = Vec::new();
                 for v in items {
                     let inner = self.apply(&args[0], std::slice::from_ref(&v))?;
-                    let inner = items_of(&inner).ok_or_else(|| self.err(args[0].pos, "SelectMany selector must return a collection"))?;
+                    let inner = into_items(inner).ok_or_else(|| self.err(args[0].pos, "SelectMany selector must return a collection"))?;
                     for x in inner {
                         out.push(if argc == 2 { self.apply(&args[1], &[v.clone(), x])? } else { x });
                     }
@@ -926,7 +960,7 @@ impl<'a> Eval<'a> {
             "Concat" | "Union" if argc == 1 => {
                 let other = self.eval(&args[0])?;
                 let mut out = items;
-                out.extend(items_of(&other).unwrap_or_default());
+                out.extend(into_items(other).unwrap_or_default());
                 if name == "Union" {
                     let mut d: Vec<Value> = Vec::new();
                     for v in out {
