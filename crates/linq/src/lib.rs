@@ -31,6 +31,23 @@
 //! like unchecked C#) until a double meets them; integer division by zero is an error. `+` with a string
 //! concatenates (null as ""). Comparisons with null are false, `==` compares numbers by value. Dates are ISO
 //! 8601 strings. An evaluation that takes more than [`DEFAULT_STEP_BUDGET`] steps fails instead of looping.
+//!
+//! # Example
+//! ```
+//! use corvid_linq::{LinqIndex, NoDocuments};
+//! use serde_json::json;
+//!
+//! let index = LinqIndex::compile(
+//!     &["from u in docs.Users select new { u.City, Count = 1 }"],
+//!     Some("from r in results group r by r.City into g select new { City = g.Key, Count = g.Sum(x => x.Count) }"),
+//! )?;
+//! assert_eq!(index.collections(0), Some(vec!["Users".to_string()]));
+//! let entries = index.map(0, "users/1", "Users", &json!({"City": "Oslo"}), &json!({}), &mut NoDocuments)?;
+//! let mapped = serde_json::Value::Object(entries[0].fields.clone());
+//! assert_eq!(index.group_key(&mapped)?, json!("Oslo"));
+//! assert_eq!(index.reduce(&[mapped.clone(), mapped])?, vec![json!({"City": "Oslo", "Count": 2})]);
+//! # Ok::<(), corvid_linq::LinqError>(())
+//! ```
 
 mod ast;
 mod error;
@@ -141,7 +158,7 @@ impl LinqIndex {
         for (i, text) in maps.iter().enumerate() {
             let label = format!("map {i}");
             let expr = parser::parse(text).map_err(|e| label_err(e, &label))?;
-            validate::check(&expr, text).map_err(|e| label_err(e, &label))?;
+            validate::check(&expr, text, false).map_err(|e| label_err(e, &label))?;
             let source = match root_source(&expr) {
                 Some(Source::AllDocs) => MapSource::AllDocuments,
                 Some(Source::Collection(c)) => MapSource::Collection(c.clone()),
@@ -167,7 +184,7 @@ impl LinqIndex {
             Some(text) if !text.trim().is_empty() => {
                 let label = "reduce".to_string();
                 let expr = parser::parse(text).map_err(|e| label_err(e, &label))?;
-                validate::check(&expr, text).map_err(|e| label_err(e, &label))?;
+                validate::check(&expr, text, true).map_err(|e| label_err(e, &label))?;
                 if root_source(&expr) != Some(&Source::Results) {
                     return Err(label_err(LinqError::at(ErrorKind::Compile, text, expr.pos, "A reduce must start from 'results'"), &label));
                 }

@@ -1,17 +1,19 @@
 //! Compile-time checks: every name is bound and every method is in the supported subset, so that
 //! definitions outside the subset are refused when the index is created, with a position.
 
-use crate::ast::{Clause, Expr, ExprKind, QueryBody, QueryEnd};
+use crate::ast::{Clause, Expr, ExprKind, QueryBody, QueryEnd, Source};
 use crate::error::{ErrorKind, LinqError};
 use crate::eval::{ENUMERABLE_METHODS, HELPERS, STATIC_CLASSES, STRING_METHODS, VALUE_METHODS};
 
-pub(crate) fn check(e: &Expr, text: &str) -> Result<(), LinqError> {
-    Checker { text, scopes: Vec::new() }.expr(e)
+/// Checks a map (`reduce == false`) or the reduce.
+pub(crate) fn check(e: &Expr, text: &str, reduce: bool) -> Result<(), LinqError> {
+    Checker { text, scopes: Vec::new(), reduce }.expr(e)
 }
 
 struct Checker<'a> {
     text: &'a str,
     scopes: Vec<String>,
+    reduce: bool,
 }
 
 /// Static methods per class (`Enumerable` takes every LINQ operator).
@@ -46,7 +48,11 @@ impl Checker<'_> {
 
     fn expr(&mut self, e: &Expr) -> Result<(), LinqError> {
         match &e.kind {
-            ExprKind::Null | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) | ExprKind::Source(_) => Ok(()),
+            ExprKind::Null | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Str(_) => Ok(()),
+            ExprKind::Source(Source::Results) if !self.reduce => Err(self.err(e.pos, "'results' can only be used in a reduce".into())),
+            ExprKind::Source(Source::Results) => Ok(()),
+            ExprKind::Source(_) if self.reduce => Err(self.err(e.pos, "A reduce can only read 'results'".into())),
+            ExprKind::Source(_) => Ok(()),
             ExprKind::Ident(n) if self.bound(n) => Ok(()),
             ExprKind::Ident(n) => Err(self.err(e.pos, format!("Unknown name '{n}'"))),
             ExprKind::Member(t, _) => self.expr(t),

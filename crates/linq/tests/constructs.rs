@@ -334,6 +334,11 @@ fn refused_constructs_have_positions() {
     assert_eq!(compile_err("new { A = 1 }").1, "A map must start from 'docs', 'docs.Collection', 'timeSeries' or 'counters'");
     let e = LinqIndex::compile(&["from c in docs.C select new { c.A }"], Some("from r in results select new { r.A }")).err().unwrap();
     assert_eq!(e.definition, "reduce");
+    let e = LinqIndex::compile(&["from c in docs.C select new { c.A }"], Some("from r in docs group r by r.A into g select new { g.Key }"))
+        .err()
+        .unwrap();
+    assert_eq!(e.message, "A reduce can only read 'results'");
+    assert_eq!(compile_err("from r in results select new { r.A }").1, "'results' can only be used in a reduce");
     assert!(e.to_string().ends_with("of reduce"), "{e}");
 }
 
