@@ -53,8 +53,10 @@ mod ast;
 mod error;
 mod eval;
 mod lexer;
+mod methods;
 mod parser;
 mod validate;
+mod value;
 
 use serde_json::{Map, Value};
 
@@ -379,7 +381,7 @@ fn entry(row: Value) -> Result<IndexEntry, String> {
             for c in created {
                 let f = &c[eval::FIELD];
                 e.created.push(CreatedField {
-                    name: eval::to_text(&f["name"]),
+                    name: value::to_text(&f["name"]),
                     value: f["value"].clone(),
                     stored: f.get("stored").and_then(Value::as_bool),
                     analyzed: f.get("analyzed").and_then(Value::as_bool),

@@ -3,7 +3,7 @@
 
 use crate::ast::{Clause, Expr, ExprKind, QueryBody, QueryEnd, Source};
 use crate::error::{ErrorKind, LinqError};
-use crate::eval::{ENUMERABLE_METHODS, HELPERS, STATIC_CLASSES, STRING_METHODS, VALUE_METHODS};
+use crate::methods::{ENUMERABLE_METHODS, HELPERS, STATIC_CLASSES, STRING_METHODS, VALUE_METHODS};
 
 /// Checks a map (`reduce == false`) or the reduce.
 pub(crate) fn check(e: &Expr, text: &str, reduce: bool) -> Result<(), LinqError> {
