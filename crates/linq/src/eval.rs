@@ -85,11 +85,18 @@ impl<'a> Eval<'a> {
         }
     }
 
-    pub(crate) fn eval(&mut self, e: &Expr) -> R {
-        self.steps += 1;
+    /// Counts `n` steps of work against the budget (one per expression evaluated, one per comparison in
+    /// distinct, grouping and sorting).
+    pub(crate) fn charge(&mut self, n: u64, pos: usize) -> Result<(), LinqError> {
+        self.steps = self.steps.saturating_add(n);
         if self.steps > self.budget {
-            return Err(self.err(e.pos, format!("Evaluation exceeded the step budget of {}", self.budget)));
+            return Err(self.err(pos, format!("Evaluation exceeded the step budget of {}", self.budget)));
         }
+        Ok(())
+    }
+
+    pub(crate) fn eval(&mut self, e: &Expr) -> R {
+        self.charge(1, e.pos)?;
         Ok(match &e.kind {
             ExprKind::Null => Value::Null,
             ExprKind::Bool(b) => Value::Bool(*b),
@@ -313,6 +320,7 @@ impl<'a> Eval<'a> {
                         }
                         keyed.push((k, row));
                     }
+                    self.charge(sort_cost(keyed.len()), keys[0].0.pos)?;
                     keyed.sort_by(|(a, _), (b, _)| {
                         for (i, (_, desc)) in keys.iter().enumerate() {
                             let o = compare(&a[i], &b[i]);
@@ -340,6 +348,7 @@ impl<'a> Eval<'a> {
                 let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
                 for mut row in rows {
                     let (k, v) = self.with_row(&mut row, |s| Ok((s.eval(key)?, s.eval(element)?)))?;
+                    self.charge(groups.len() as u64, key.pos)?;
                     match groups.iter_mut().find(|(g, _)| equals(g, &k)) {
                         Some((_, items)) => items.push(v),
                         None => groups.push((k, vec![v])),

@@ -28,9 +28,12 @@
 //! # Semantics
 //! Documents are dynamic: a missing member, or a member of null, is null (RavenDB's DynamicNullObject);
 //! methods on null give null, LINQ operators treat null as empty. Integers stay integers (`i64`, wrapping
-//! like unchecked C#) until a double meets them; integer division by zero is an error. `+` with a string
+//! like unchecked C#; `Sum` overflow is an error as in `Enumerable.Sum`) until a double meets them; integer
+//! division by zero is an error. `+` with a string
 //! concatenates (null as ""). Comparisons with null are false, `==` compares numbers by value. Dates are ISO
-//! 8601 strings. An evaluation that takes more than [`DEFAULT_STEP_BUDGET`] steps fails instead of looping.
+//! 8601 strings. An evaluation that takes more than [`DEFAULT_STEP_BUDGET`] steps (expressions evaluated plus
+//! comparisons made by distinct, grouping and sorting) fails instead of looping; the syntax tree's depth is
+//! bounded when parsing, so evaluation cannot overflow the stack.
 //!
 //! # Example
 //! ```

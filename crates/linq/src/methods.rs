@@ -274,7 +274,7 @@ impl Eval<'_> {
             ("Substring", 1 | 2) => {
                 let start = int(0).unwrap_or(-1);
                 let len = if a.len() == 2 { int(1).unwrap_or(-1) } else { chars.len() as i64 - start };
-                if start < 0 || len < 0 || (start + len) as usize > chars.len() {
+                if start < 0 || len < 0 || start.checked_add(len).is_none_or(|end| end as usize > chars.len()) {
                     return Err(self.err(pos, format!("Substring({start}, {len}) is out of range for a string of length {}", chars.len())));
                 }
                 Value::String(chars[start as usize..(start + len) as usize].iter().collect())
@@ -357,7 +357,9 @@ impl Eval<'_> {
                         for v in &vals {
                             let n = num(v).ok_or_else(|| self.err(pos, format!("{name} over a non-number {v}")))?;
                             acc = match (acc, n) {
-                                (Num::I(a), Num::I(b)) => Num::I(a.wrapping_add(b)),
+                                (Num::I(a), Num::I(b)) => {
+                                    Num::I(a.checked_add(b).ok_or_else(|| self.err(pos, "Arithmetic operation resulted in an overflow"))?)
+                                }
                                 (a, b) => Num::F(as_f64(a) + as_f64(b)),
                             };
                         }
@@ -374,6 +376,7 @@ impl Eval<'_> {
             "Distinct" if argc == 0 => {
                 let mut out: Vec<Value> = Vec::new();
                 for v in items {
+                    self.charge(out.len() as u64, pos)?;
                     if !out.iter().any(|o| equals(o, &v)) {
                         out.push(v);
                     }
@@ -383,6 +386,7 @@ impl Eval<'_> {
             "OrderBy" | "OrderByDescending" | "ThenBy" | "ThenByDescending" if argc <= 1 => {
                 let keys = select(self, items.clone())?;
                 let mut pairs: Vec<(Value, Value)> = keys.into_iter().zip(items).collect();
+                self.charge(sort_cost(pairs.len()), pos)?;
                 pairs.sort_by(|a, b| compare(&a.0, &b.0));
                 if name.ends_with("Descending") {
                     pairs.reverse();
@@ -406,6 +410,7 @@ impl Eval<'_> {
                 if name == "Union" {
                     let mut d: Vec<Value> = Vec::new();
                     for v in out {
+                        self.charge(d.len() as u64, pos)?;
                         if !d.iter().any(|o| equals(o, &v)) {
                             d.push(v);
                         }
@@ -420,6 +425,7 @@ impl Eval<'_> {
                 for v in items {
                     let k = self.apply(&args[0], std::slice::from_ref(&v))?;
                     let v = if argc == 2 { self.apply(&args[1], &[v])? } else { v };
+                    self.charge(groups.len() as u64, pos)?;
                     match groups.iter_mut().find(|(g, _)| equals(g, &k)) {
                         Some((_, items)) => items.push(v),
                         None => groups.push((k, vec![v])),

@@ -75,6 +75,11 @@ pub(crate) fn to_text(v: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         Value::Bool(b) => if *b { "True" } else { "False" }.into(),
+        // .NET prints whole doubles without a fraction: 3.0 gives "3".
+        Value::Number(n) if n.is_f64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+            _ => n.to_string(),
+        },
         other => other.to_string(),
     }
 }
@@ -141,8 +146,9 @@ pub(crate) fn format_date(p: [u32; 7]) -> String {
 pub(crate) fn day_of_week(y: u32, m: u32, d: u32) -> u32 {
     // Sakamoto's method; 0 = Sunday as in .NET's DayOfWeek.
     let t = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-    let y = if m < 3 { y - 1 } else { y };
-    (y + y / 4 - y / 100 + y / 400 + t[(m - 1) as usize] + d) % 7
+    let y = i64::from(y) - i64::from(m < 3);
+    let r = (y + y.div_euclid(4) - y.div_euclid(100) + y.div_euclid(400) + t[(m - 1) as usize] + i64::from(d)).rem_euclid(7);
+    r as u32
 }
 
 /// Members of values: `Length`, `Count`, date parts, document `Id`, group `Key`.
@@ -242,4 +248,10 @@ pub(crate) fn cast(ty: &str, v: Value) -> Result<Value, String> {
         },
         _ => v,
     })
+}
+
+/// Comparisons a sort of `n` items may make, for the step budget.
+pub(crate) fn sort_cost(n: usize) -> u64 {
+    let n = n as u64;
+    n * (64 - n.leading_zeros() as u64).max(1)
 }

@@ -365,3 +365,22 @@ fn deepest_accepted_expressions_evaluate_without_overflow() {
     let lambdas = format!("u.L{}", ".Select(x => x)".repeat(50));
     assert_eq!(eval(&lambdas, json!({"L": [1]})), json!([1]));
 }
+
+#[test]
+fn edge_cases_fail_cleanly() {
+    let d =
+        json!({"S": "abc", "Big": [9223372036854775807i64, 1], "Z": "0000-01-01T00:00:00", "F": 3.0, "N": (0..3000).collect::<Vec<i64>>()});
+    assert_eq!(eval("u.Z.DayOfWeek", d.clone()), json!(6));
+    assert_eq!(eval("\"2024-03-15\".DayOfWeek", d.clone()), json!(5));
+    assert_eq!(eval("u.F.ToString() + \"|\" + 2.5", d.clone()), json!("3|2.5"));
+    let index = LinqIndex::compile(&["from u in docs.Users select new { v = u.S.Substring(9223372036854775807, 1) }"], None).unwrap();
+    assert!(index.map(0, "u/1", "Users", &d, &json!({}), &mut NoDocuments).is_err());
+    let index = LinqIndex::compile(&["from u in docs.Users select new { v = u.Big.Sum() }"], None).unwrap();
+    let e = index.map(0, "u/1", "Users", &d, &json!({}), &mut NoDocuments).unwrap_err();
+    assert_eq!(e.message, "Arithmetic operation resulted in an overflow");
+    // quadratic work in Distinct counts against the budget
+    let index =
+        LinqIndex::compile(&["from u in docs.Users select new { v = u.N.Distinct().Count() }"], None).unwrap().with_step_budget(100_000);
+    let e = index.map(0, "u/1", "Users", &d, &json!({}), &mut NoDocuments).unwrap_err();
+    assert!(e.message.contains("step budget"), "{e}");
+}
