@@ -18,7 +18,6 @@ impl Eval<'_> {
         match name {
             "LoadDocument" => {
                 arity((1..=2).contains(&argc))?;
-                let _ = generic;
                 let id = self.eval(&args[0])?;
                 match id {
                     Value::Array(ids) => {

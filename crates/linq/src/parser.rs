@@ -225,7 +225,6 @@ impl<'a> Parser<'a> {
             "*" => (BinOp::Mul, 7),
             "/" => (BinOp::Div, 7),
             "%" => (BinOp::Rem, 7),
-            "&" | "|" | "^" => return None,
             _ => return None,
         })
     }
@@ -353,7 +352,7 @@ impl<'a> Parser<'a> {
                     };
                     Expr { pos, kind: ExprKind::Call { target, name, generic, args } }
                 } else {
-                    member(e, name, pos)
+                    member(e, name)
                 };
             } else if self.is("[") {
                 self.bump();
@@ -616,8 +615,7 @@ impl<'a> Parser<'a> {
 }
 
 /// `docs.Users` and `timeSeries.Coll.Name` become sources; anything else is a member access.
-fn member(e: Expr, name: String, pos: usize) -> Expr {
-    let _ = pos;
+fn member(e: Expr, name: String) -> Expr {
     let kind = match e.kind {
         ExprKind::Source(Source::AllDocs) => ExprKind::Source(Source::Collection(name)),
         ExprKind::Source(Source::TimeSeries(c, None)) if c.is_empty() => ExprKind::Source(Source::TimeSeries(name, None)),
