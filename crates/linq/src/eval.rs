@@ -1,0 +1,385 @@
+//! Native evaluation of the syntax tree over `serde_json::Value` with C# dynamic semantics.
+//!
+//! Reserved object keys mark values that JSON cannot express: a group (`g` in a reduce) and the fields
+//! made by `CreateField` / `CreateSpatialField`. Documents never carry these keys.
+
+use std::cmp::Ordering;
+
+use serde_json::{Map, Value};
+
+use crate::ast::{BinOp, Clause, Expr, ExprKind, Query, QueryBody, QueryEnd, Source, UnOp};
+use crate::error::{ErrorKind, LinqError};
+use crate::value::*;
+use crate::DocumentLoader;
+
+pub(crate) const GROUP_KEY: &str = "@corvid-group-key";
+pub(crate) const GROUP_ITEMS: &str = "@corvid-group-items";
+pub(crate) const FIELD: &str = "@corvid-field";
+pub(crate) const SPATIAL: &str = "@corvid-spatial";
+
+/// The document a map is applied to.
+pub(crate) struct MapInput<'a> {
+    pub doc: &'a Value,
+}
+
+pub(crate) struct Eval<'a> {
+    pub text: &'a str,
+    pub input: Option<MapInput<'a>>,
+    pub results: Option<&'a [Value]>,
+    pub loader: Option<&'a mut dyn DocumentLoader>,
+    pub steps: u64,
+    pub budget: u64,
+    pub scopes: Vec<(String, Value)>,
+}
+
+type R = Result<Value, LinqError>;
+
+impl<'a> Eval<'a> {
+    pub(crate) fn err(&self, pos: usize, msg: impl Into<String>) -> LinqError {
+        LinqError::at(ErrorKind::Runtime, self.text, pos, msg)
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Value> {
+        self.scopes.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
+    /// Resolves `x`, `x.A.B` and `x["A"]` by reference, so reading one field does not copy the whole
+    /// document. `None` when the path needs the general rules of [`member`].
+    fn path(&self, e: &Expr) -> Option<&Value> {
+        let (target, name) = match &e.kind {
+            ExprKind::Ident(n) => return self.lookup(n),
+            ExprKind::Member(t, n) => (t, n.as_str()),
+            ExprKind::Index(t, i) => match &i.kind {
+                ExprKind::Str(n) => (t, n.as_str()),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        match self.path(target)? {
+            Value::Object(o) if !o.contains_key(GROUP_KEY) => o.get(name),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn truthy(&self, v: &Value, pos: usize) -> Result<bool, LinqError> {
+        match v {
+            Value::Bool(b) => Ok(*b),
+            Value::Null => Ok(false),
+            other => Err(self.err(pos, format!("Expected a boolean but got {other}"))),
+        }
+    }
+
+    /// Applies a lambda (or a plain expression that ignores its arguments) to `args`.
+    pub(crate) fn apply(&mut self, f: &Expr, args: &[Value]) -> R {
+        match &f.kind {
+            ExprKind::Lambda(params, body) => {
+                let mark = self.scopes.len();
+                for (p, a) in params.iter().zip(args) {
+                    self.scopes.push((p.clone(), a.clone()));
+                }
+                let r = self.eval(body);
+                self.scopes.truncate(mark);
+                r
+            }
+            _ => Err(self.err(f.pos, "Expected a lambda expression")),
+        }
+    }
+
+    /// Counts `n` steps of work against the budget (one per expression evaluated, one per comparison in
+    /// distinct, grouping and sorting).
+    pub(crate) fn charge(&mut self, n: u64, pos: usize) -> Result<(), LinqError> {
+        self.steps = self.steps.saturating_add(n);
+        if self.steps > self.budget {
+            return Err(self.err(pos, format!("Evaluation exceeded the step budget of {}", self.budget)));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn eval(&mut self, e: &Expr) -> R {
+        self.charge(1, e.pos)?;
+        Ok(match &e.kind {
+            ExprKind::Null => Value::Null,
+            ExprKind::Bool(b) => Value::Bool(*b),
+            ExprKind::Int(n) => Value::from(*n),
+            ExprKind::Float(f) => from_f64(*f),
+            ExprKind::Str(s) => Value::String(s.clone()),
+            ExprKind::Ident(n) => match self.lookup(n) {
+                Some(v) => v.clone(),
+                None => return Err(self.err(e.pos, format!("Unknown name '{n}'"))),
+            },
+            ExprKind::Source(s) => self.source(s, e.pos)?,
+            ExprKind::Member(t, name) => {
+                let owned = if self.path(t).is_none() { Some(self.eval(t)?) } else { None };
+                match &owned {
+                    Some(v) => member(v, name),
+                    None => member(self.path(t).unwrap_or(&Value::Null), name),
+                }
+            }
+            ExprKind::Index(t, i) => {
+                let i = self.eval(i)?;
+                let owned = if self.path(t).is_none() { Some(self.eval(t)?) } else { None };
+                let v = match &owned {
+                    Some(v) => v,
+                    None => self.path(t).unwrap_or(&Value::Null),
+                };
+                index(v, &i)
+            }
+            ExprKind::Lambda(..) => return Err(self.err(e.pos, "A lambda can only be a method argument")),
+            ExprKind::Unary(UnOp::Not, x) => {
+                let v = self.eval(x)?;
+                match v {
+                    Value::Null => Value::Null,
+                    v => Value::Bool(!self.truthy(&v, x.pos)?),
+                }
+            }
+            ExprKind::Unary(UnOp::Neg, x) => match num(&self.eval(x)?) {
+                Some(Num::I(i)) => Value::from(i.wrapping_neg()),
+                Some(Num::F(f)) => from_f64(-f),
+                None => Value::Null,
+            },
+            ExprKind::Binary(op, a, b) => self.binary(*op, a, b, e.pos)?,
+            ExprKind::Cond(c, a, b) => {
+                let cv = self.eval(c)?;
+                if self.truthy(&cv, c.pos)? {
+                    self.eval(a)?
+                } else {
+                    self.eval(b)?
+                }
+            }
+            ExprKind::Cast(ty, x) => {
+                let v = self.eval(x)?;
+                cast(ty, v).map_err(|m| self.err(e.pos, m))?
+            }
+            ExprKind::Anon(members) => {
+                let mut m = Map::new();
+                for (n, x) in members {
+                    let v = self.eval(x)?;
+                    m.insert(n.clone(), v);
+                }
+                Value::Object(m)
+            }
+            ExprKind::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for x in items {
+                    out.push(self.eval(x)?);
+                }
+                Value::Array(out)
+            }
+            ExprKind::NewObject(ty, args) => {
+                let mut parts = [0u32; 7];
+                if ty != "DateTime" || !(3..=7).contains(&args.len()) {
+                    return Err(self.err(e.pos, format!("Unsupported constructor {ty} with {} arguments", args.len())));
+                }
+                for (i, a) in args.iter().enumerate() {
+                    let v = self.eval(a)?;
+                    parts[i] = match num(&v) {
+                        Some(Num::I(n)) if n >= 0 => n as u32,
+                        _ => return Err(self.err(a.pos, format!("Expected a non-negative integer but got {v}"))),
+                    };
+                }
+                parts[6] *= 10_000;
+                Value::String(format_date(parts))
+            }
+            ExprKind::Query(q) => self.query(q)?,
+            ExprKind::Call { target, name, generic, args } => self.call(target.as_deref(), name, generic.as_deref(), args, e.pos)?,
+        })
+    }
+
+    fn source(&mut self, s: &Source, pos: usize) -> R {
+        match s {
+            Source::AllDocs | Source::Collection(_) => match &self.input {
+                Some(i) => Ok(Value::Array(vec![i.doc.clone()])),
+                None => Err(self.err(pos, "'docs' can only be used in a map")),
+            },
+            Source::Results => match self.results {
+                Some(r) => Ok(Value::Array(r.to_vec())),
+                None => Err(self.err(pos, "'results' can only be used in a reduce")),
+            },
+            Source::TimeSeries(..) | Source::Counters(..) => Err(self.err(pos, "Time-series and counter indexes are not supported yet")),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, a: &Expr, b: &Expr, pos: usize) -> R {
+        match op {
+            BinOp::And | BinOp::Or => {
+                let x = self.eval(a)?;
+                let x = self.truthy(&x, a.pos)?;
+                if (op == BinOp::And) != x {
+                    return Ok(Value::Bool(x));
+                }
+                let y = self.eval(b)?;
+                return Ok(Value::Bool(self.truthy(&y, b.pos)?));
+            }
+            BinOp::Coalesce => {
+                let x = self.eval(a)?;
+                return if x.is_null() { self.eval(b) } else { Ok(x) };
+            }
+            _ => {}
+        }
+        let x = self.eval(a)?;
+        let y = self.eval(b)?;
+        Ok(match op {
+            BinOp::Eq => Value::Bool(equals(&x, &y)),
+            BinOp::Ne => Value::Bool(!equals(&x, &y)),
+            BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                if x.is_null() || y.is_null() {
+                    return Ok(Value::Bool(false));
+                }
+                let o = compare(&x, &y);
+                Value::Bool(match op {
+                    BinOp::Lt => o == Ordering::Less,
+                    BinOp::Le => o != Ordering::Greater,
+                    BinOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                })
+            }
+            BinOp::Add if x.is_string() || y.is_string() => Value::String(to_text(&x) + &to_text(&y)),
+            _ => {
+                let (Some(p), Some(q)) = (num(&x), num(&y)) else {
+                    if x.is_null() || y.is_null() {
+                        return Ok(Value::Null);
+                    }
+                    return Err(self.err(pos, format!("Operator {op:?} cannot be applied to {x} and {y}")));
+                };
+                match (p, q) {
+                    (Num::I(i), Num::I(j)) => match op {
+                        BinOp::Add => Value::from(i.wrapping_add(j)),
+                        BinOp::Sub => Value::from(i.wrapping_sub(j)),
+                        BinOp::Mul => Value::from(i.wrapping_mul(j)),
+                        BinOp::Div | BinOp::Rem if j == 0 => return Err(self.err(pos, "Attempted to divide by zero")),
+                        BinOp::Div => Value::from(i.wrapping_div(j)),
+                        _ => Value::from(i.wrapping_rem(j)),
+                    },
+                    (p, q) => {
+                        let (i, j) = (as_f64(p), as_f64(q));
+                        from_f64(match op {
+                            BinOp::Add => i + j,
+                            BinOp::Sub => i - j,
+                            BinOp::Mul => i * j,
+                            BinOp::Div => i / j,
+                            _ => i % j,
+                        })
+                    }
+                }
+            }
+        })
+    }
+
+    fn query(&mut self, q: &Query) -> R {
+        let src = self.eval(&q.source)?;
+        let items = into_items(src).ok_or_else(|| self.err(q.source.pos, "The query source is not a collection"))?;
+        let rows: Vec<Vec<(String, Value)>> = items.into_iter().map(|v| vec![(q.var.clone(), v)]).collect();
+        self.body(&q.body, rows).map(Value::Array)
+    }
+
+    /// Runs `f` with the row's variables in scope; the row is moved into the scopes and back, not cloned.
+    fn with_row<T>(&mut self, row: &mut Vec<(String, Value)>, f: impl FnOnce(&mut Self) -> Result<T, LinqError>) -> Result<T, LinqError> {
+        let mark = self.scopes.len();
+        self.scopes.append(row);
+        let r = f(self);
+        row.extend(self.scopes.drain(mark..));
+        r
+    }
+
+    fn body(&mut self, body: &QueryBody, mut rows: Vec<Vec<(String, Value)>>) -> Result<Vec<Value>, LinqError> {
+        for clause in &body.clauses {
+            let mut next = Vec::new();
+            match clause {
+                Clause::From(var, e) => {
+                    for mut row in rows {
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
+                        let items = into_items(v).ok_or_else(|| self.err(e.pos, "The 'from' source is not a collection"))?;
+                        for it in items {
+                            let mut r = row.clone();
+                            r.push((var.clone(), it));
+                            next.push(r);
+                        }
+                    }
+                }
+                Clause::Let(var, e) => {
+                    for mut row in rows {
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
+                        row.push((var.clone(), v));
+                        next.push(row);
+                    }
+                }
+                Clause::Where(e) => {
+                    for mut row in rows {
+                        let v = self.with_row(&mut row, |s| s.eval(e))?;
+                        if self.truthy(&v, e.pos)? {
+                            next.push(row);
+                        }
+                    }
+                }
+                Clause::OrderBy(keys) => {
+                    let mut keyed = Vec::new();
+                    for mut row in rows {
+                        let mut k = Vec::new();
+                        for (e, _) in keys {
+                            k.push(self.with_row(&mut row, |s| s.eval(e))?);
+                        }
+                        keyed.push((k, row));
+                    }
+                    self.charge(sort_cost(keyed.len()), keys[0].0.pos)?;
+                    keyed.sort_by(|(a, _), (b, _)| {
+                        for (i, (_, desc)) in keys.iter().enumerate() {
+                            let o = compare(&a[i], &b[i]);
+                            let o = if *desc { o.reverse() } else { o };
+                            if o != Ordering::Equal {
+                                return o;
+                            }
+                        }
+                        Ordering::Equal
+                    });
+                    next = keyed.into_iter().map(|(_, r)| r).collect();
+                }
+            }
+            rows = next;
+        }
+        let out = match &body.end {
+            QueryEnd::Select(e) => {
+                let mut out = Vec::with_capacity(rows.len());
+                for mut row in rows {
+                    out.push(self.with_row(&mut row, |s| s.eval(e))?);
+                }
+                out
+            }
+            QueryEnd::Group { element, key } => {
+                let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+                for mut row in rows {
+                    let (k, v) = self.with_row(&mut row, |s| Ok((s.eval(key)?, s.eval(element)?)))?;
+                    self.charge(groups.len() as u64, key.pos)?;
+                    match groups.iter_mut().find(|(g, _)| equals(g, &k)) {
+                        Some((_, items)) => items.push(v),
+                        None => groups.push((k, vec![v])),
+                    }
+                }
+                groups.into_iter().map(|(k, items)| group(k, items)).collect()
+            }
+        };
+        match &body.into {
+            Some((var, rest)) => {
+                let rows = out.into_iter().map(|v| vec![(var.clone(), v)]).collect();
+                self.body(rest, rows)
+            }
+            None => Ok(out),
+        }
+    }
+
+    fn call(&mut self, target: Option<&Expr>, name: &str, generic: Option<&str>, args: &[Expr], pos: usize) -> R {
+        if let Some(t) = target {
+            if let ExprKind::Ident(class) = &t.kind {
+                if self.lookup(class).is_none() {
+                    return self.static_call(class, name, args, pos);
+                }
+            }
+            let recv = self.eval(t)?;
+            return self.method(recv, name, generic, args, pos);
+        }
+        self.helper(name, generic, args, pos)
+    }
+
+    pub(crate) fn eval_args(&mut self, args: &[Expr]) -> Result<Vec<Value>, LinqError> {
+        args.iter().map(|a| self.eval(a)).collect()
+    }
+}
