@@ -70,6 +70,29 @@ fn string_list(value: Option<&Value>, what: &str, name: &str) -> Result<Vec<Stri
     }
 }
 
+/// Compiles C# maps and reduce; the error names the construct and its line:column.
+pub(crate) fn compile_linq(maps: &[String], reduce: Option<&str>) -> Result<corvid_linq::LinqIndex, String> {
+    let sources: Vec<&str> = maps.iter().map(String::as_str).collect();
+    corvid_linq::LinqIndex::compile(&sources, reduce).map_err(|e| e.to_string())
+}
+
+/// Fields assigned from `CreateSpatialField(...)` in C# maps (`Location = CreateSpatialField(...)`).
+fn linq_spatial_fields(maps: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    for map in maps {
+        for (at, _) in map.match_indices("CreateSpatialField") {
+            let before = map[..at].trim_end();
+            let before = before.strip_suffix("this.").unwrap_or(before).trim_end();
+            let Some(before) = before.strip_suffix('=') else { continue };
+            let key = before.trim_end().rsplit(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+            if !key.is_empty() && !out.iter().any(|k| k == key) {
+                out.push(key.to_owned());
+            }
+        }
+    }
+    out
+}
+
 /// Validates a client's IndexDefinition and compiles it; returns the definition the registry runs.
 pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineError> {
     let Value::Object(object) = raw else {
@@ -101,7 +124,39 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
             (program.collections().to_vec(), program.field_names().to_vec())
         }
         SourceLanguage::CSharp => {
-            return Err(invalid(&name, "C# (LINQ) index definitions are not supported by this server yet; define the index in JavaScript"));
+            let program = compile_linq(&maps, reduce.as_deref()).map_err(|e| invalid(&name, e))?;
+            spatial_fields = linq_spatial_fields(&maps);
+            let mut collections = Vec::new();
+            let mut all_documents = false;
+            let mut fields: Vec<String> = Vec::new();
+            for map_no in 0..program.map_count() {
+                match program.collections(map_no) {
+                    Some(names) => {
+                        for c in names {
+                            if !collections.iter().any(|x: &String| x.eq_ignore_ascii_case(&c)) {
+                                collections.push(c);
+                            }
+                        }
+                    }
+                    None => all_documents = true,
+                }
+                for f in program.output_fields(map_no) {
+                    if !fields.contains(f) {
+                        fields.push(f.clone());
+                    }
+                }
+            }
+            for f in program.reduce_fields() {
+                if !fields.contains(&f) {
+                    fields.push(f);
+                }
+            }
+            for f in &spatial_fields {
+                if !fields.contains(f) {
+                    fields.push(f.clone());
+                }
+            }
+            (if all_documents { Vec::new() } else { collections }, fields)
         }
     };
     let options = object.get("Fields").and_then(Value::as_object).cloned().unwrap_or_default();

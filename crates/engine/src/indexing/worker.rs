@@ -17,6 +17,7 @@ use corvid_types::{id_key, now_nanos};
 use super::definition::{Aggregation, AutoIndexDefinition};
 use super::js_map::JsMapProgram;
 use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
+use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
 use crate::EngineError;
@@ -33,16 +34,84 @@ const CATCH_UP_BATCH: usize = 65_536;
 enum Mapper {
     Paths,
     JavaScript(JsMapProgram),
+    CSharp(Box<corvid_linq::LinqIndex>),
+}
+
+type Entry = serde_json::Map<String, serde_json::Value>;
+
+/// A C# map entry as index fields: created fields by their names, spatial fields as points (or WKT).
+fn linq_entry(entry: corvid_linq::IndexEntry) -> Entry {
+    let mut fields = entry.fields;
+    for created in entry.created {
+        fields.insert(created.name, created.value);
+    }
+    for (name, value) in entry.spatial {
+        let value = match value {
+            corvid_linq::SpatialValue::Point { lat, lng } => serde_json::json!({"Latitude": lat, "Longitude": lng}),
+            corvid_linq::SpatialValue::Wkt(wkt) => wkt,
+        };
+        fields.insert(name, value);
+    }
+    fields
 }
 
 impl Mapper {
     fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, String> {
         match &definition.static_index {
             None => Ok(Mapper::Paths),
+            Some(s) if s.language == SourceLanguage::CSharp => Ok(Mapper::CSharp(Box::new(compile_linq(&s.maps, s.reduce.as_deref())?))),
             Some(s) => {
                 let sources = s.definition.get("AdditionalSources").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
                 Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, s.reduce.as_deref(), &sources)?))
             }
+        }
+    }
+
+    /// The entries of one document (static indexes).
+    fn map_document(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
+        match self {
+            Mapper::Paths => Err("automatic indexes are mapped by path".into()),
+            Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
+            Mapper::CSharp(program) => {
+                let body: serde_json::Value = serde_json::from_str(&record.body).map_err(|e| e.to_string())?;
+                let wire: serde_json::Value = serde_json::from_str(&record.to_json_string(true)).map_err(|e| e.to_string())?;
+                let metadata = wire.get("@metadata").cloned().unwrap_or(serde_json::Value::Null);
+                let mut entries = Vec::new();
+                for map_no in 0..program.map_count() {
+                    let mapped = program.map(map_no, &record.id, &record.collection, &body, &metadata, host).map_err(|e| e.to_string())?;
+                    entries.extend(mapped.into_iter().map(linq_entry));
+                }
+                Ok(entries)
+            }
+        }
+    }
+
+    /// The reduce key of a map entry (JSON text), as canonical JSON text.
+    fn reduce_key(&self, entry: &str) -> Result<String, String> {
+        match self {
+            Mapper::JavaScript(program) => program.reduce_key(entry),
+            Mapper::CSharp(program) => {
+                let value: serde_json::Value = serde_json::from_str(entry).map_err(|e| e.to_string())?;
+                Ok(program.group_key(&value).map_err(|e| e.to_string())?.to_string())
+            }
+            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
+        }
+    }
+
+    /// Reduces the entries (JSON texts) of one key into results (JSON texts).
+    fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
+        match self {
+            Mapper::JavaScript(program) => program.reduce(key, entries),
+            Mapper::CSharp(program) => {
+                let values = entries
+                    .iter()
+                    .map(|e| serde_json::from_str(e))
+                    .collect::<Result<Vec<serde_json::Value>, _>>()
+                    .map_err(|e| e.to_string())?;
+                let out = program.reduce(&values).map_err(|e| e.to_string())?;
+                Ok(out.into_iter().map(|v| v.to_string()).collect())
+            }
+            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
         }
     }
 }
@@ -52,6 +121,14 @@ struct SnapshotHost<'a, 't> {
     snapshot: &'a ReadTxn<'t>,
     /// Keys loaded while mapping the current document (its references).
     loaded: Vec<String>,
+}
+
+impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
+    fn load(&mut self, id: &str) -> Option<serde_json::Value> {
+        self.loaded.push(id_key(id));
+        let record = self.snapshot.document(&id_key(id)).ok()??;
+        serde_json::from_str(&record.to_json_string(false)).ok()
+    }
 }
 
 impl Host for SnapshotHost<'_, '_> {
@@ -145,7 +222,7 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
 /// old entries are removed. A failing document is an indexing error of that document only.
 fn map_static(
     handle: &IndexHandle,
-    program: &JsMapProgram,
+    program: &Mapper,
     snapshot: &ReadTxn<'_>,
     records: Vec<corvid_storage::DocumentRecord>,
     unmapped: &mut Vec<String>,
@@ -155,7 +232,7 @@ fn map_static(
     let mut mapped = Vec::with_capacity(records.len());
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        let mapped_entries = program.map(&record.collection, &record.to_json_string(false), &mut host);
+        let mapped_entries = program.map_document(&record, &mut host);
         references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
         match mapped_entries {
             Ok(entries) => {
@@ -180,7 +257,7 @@ fn map_static(
 /// for deleted documents and documents whose map failed, so their old contributions are taken back).
 fn map_for_reduce(
     handle: &IndexHandle,
-    program: &JsMapProgram,
+    program: &Mapper,
     snapshot: &ReadTxn<'_>,
     records: Vec<corvid_storage::DocumentRecord>,
     deletes: Vec<String>,
@@ -191,7 +268,7 @@ fn map_for_reduce(
     let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        let keyed = program.map(&record.collection, &record.to_json_string(false), &mut host).and_then(|entries| {
+        let keyed = program.map_document(&record, &mut host).and_then(|entries| {
             entries
                 .into_iter()
                 .map(|entry| {
@@ -358,7 +435,7 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
         IndexBackend::Search(index) => {
             let upserts = match mapper {
                 Mapper::Paths => map_documents(handle, records),
-                Mapper::JavaScript(program) => map_static(handle, program, &snapshot, records, &mut deletes, &mut reference_changes),
+                static_mapper => map_static(handle, static_mapper, &snapshot, records, &mut deletes, &mut reference_changes),
             };
             drop(snapshot);
             if let Some(references) = &handle.references {
@@ -376,9 +453,10 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
             changed
         }
         IndexBackend::StaticReduce { store, results } => {
-            let Mapper::JavaScript(program) = mapper else {
+            if matches!(mapper, Mapper::Paths) {
                 return Err(EngineError::Internal(format!("index {} has no reduce program", definition.name)));
-            };
+            }
+            let program = mapper;
             let changes = map_for_reduce(handle, program, &snapshot, records, deletes, &mut reference_changes);
             drop(snapshot);
             if let Some(references) = &handle.references {
