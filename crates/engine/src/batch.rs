@@ -4,7 +4,8 @@
 use corvid_storage::{DocumentRecord, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_id, NODE_TAG};
 
-use crate::{Database, EngineError, IncomingDocument};
+use crate::{AttachmentCommand, AttachmentReply, CountersReply, Database, DocumentCounters, EngineError, IncomingDocument};
+use corvid_storage::flags::{HAS_ATTACHMENTS, HAS_COUNTERS};
 
 /// What the client said the document's current change vector must be.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,7 +27,7 @@ impl ExpectedChangeVector {
         }
     }
 
-    fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
+    pub(crate) fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
         let violation = |detail: String| EngineError::Concurrency {
             message: format!("{detail}. Optimistic concurrency violation, transaction will be aborted."),
         };
@@ -63,12 +64,16 @@ pub enum BatchCommand {
     DeletePrefix {
         prefix: String,
     },
+    Attachment(AttachmentCommand),
+    Counters(DocumentCounters),
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchReply {
     Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
     Delete { id: String, deleted: bool, change_vector: Option<String> },
+    Attachment(AttachmentReply),
+    Counters(CountersReply),
 }
 
 /// Checks ids up front so a batch with a bad id is refused before it reaches the writer.
@@ -86,7 +91,7 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
         BatchCommand::Delete { id, .. } => {
             validate_id(id)?;
         }
-        BatchCommand::DeletePrefix { .. } => {}
+        BatchCommand::DeletePrefix { .. } | BatchCommand::Attachment(_) | BatchCommand::Counters(_) => {}
     }
     Ok(())
 }
@@ -127,7 +132,9 @@ pub(crate) fn put_in_txn(
     // Keep the id's original spelling from the first write, like RavenDB does on overwrite.
     let stored_id = current.as_ref().map(|c| c.id.clone()).unwrap_or(id);
     let flags = current.as_ref().map(|c| c.flags).unwrap_or(0);
-    let out = txn.put_document(&stored_id, &document.collection, document.body, document.client_metadata, flags, now)?;
+    let (client_metadata, extra_flags) = crate::attachments::with_extras(txn, &id_key(&stored_id), &document.client_metadata)?;
+    let flags = (flags & !(HAS_ATTACHMENTS | HAS_COUNTERS)) | extra_flags;
+    let out = txn.put_document(&stored_id, &document.collection, document.body, client_metadata, flags, now)?;
     Ok(BatchReply::Put {
         id: stored_id,
         collection: out.collection,
@@ -161,6 +168,8 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies:
             }
             replies.push(BatchReply::Delete { id: format!("{prefix}*"), deleted: !keys.is_empty(), change_vector: None });
         }
+        BatchCommand::Attachment(command) => replies.push(BatchReply::Attachment(crate::attachments::run(txn, command, now)?)),
+        BatchCommand::Counters(command) => replies.push(BatchReply::Counters(crate::counters::run(txn, command, now)?)),
     }
     Ok(())
 }

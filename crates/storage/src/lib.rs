@@ -2,7 +2,10 @@
 //! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
 //! turns many concurrent writes into one durable commit.
 
+mod attachments;
+mod blob_store;
 mod catalog;
+mod counters;
 mod error;
 mod merger;
 mod preallocate;
@@ -13,11 +16,14 @@ mod store;
 mod tables;
 mod write_txn;
 
+pub use attachments::AttachmentRecord;
+pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
 pub use catalog::{Catalog, CatalogEntry};
+pub use counters::CounterValue;
 pub use error::StorageError;
 pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
 pub use read_txn::ReadTxn;
-pub use record::{push_json_string, DocumentRecord, Tombstone};
+pub use record::{flags, push_json_string, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};
 pub use store::{Store, StoreOptions};
 pub use tables::FORMAT_VERSION;

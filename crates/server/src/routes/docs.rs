@@ -178,7 +178,7 @@ pub async fn put_doc(
     let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
     match run_single(&state, &db, BatchCommand::Put { id, expected, document }).await? {
         BatchReply::Put { id, change_vector, .. } => Ok(json_value(StatusCode::CREATED, &json!({"Id": id, "ChangeVector": change_vector}))),
-        BatchReply::Delete { .. } => Err(ApiError::Internal("PUT answered as a delete".into())),
+        _ => Err(ApiError::Internal("PUT answered as something else".into())),
     }
 }
 

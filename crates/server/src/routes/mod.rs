@@ -1,7 +1,10 @@
 //! The router. Route modules mirror RavenDB's URL families.
 
 mod admin_databases;
+mod attachments;
+mod bulk_attachments;
 mod bulk_docs;
+mod counters;
 mod docs;
 mod hilo;
 mod indexes;
@@ -22,6 +25,11 @@ pub fn router(state: AppState) -> Router {
     let database = Router::new()
         .route("/docs", get(docs::get_docs).post(docs::post_docs).put(docs::put_doc).delete(docs::delete_doc).head(docs::head_doc))
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
+        .route(
+            "/attachments",
+            put(attachments::put).get(attachments::get).head(attachments::get).post(attachments::get).delete(attachments::delete),
+        )
+        .route("/counters", get(counters::get).post(counters::post))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))
