@@ -191,8 +191,7 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 Ok(job) => job,
                 Err(TryRecvError::Empty) => {
                     // Nothing to merge with: make the last commit durable now.
-                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
-                    store.collect_blobs(&std::mem::take(&mut unacknowledged_released));
+                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
                     continue;
                 }
                 Err(TryRecvError::Disconnected) => break,
@@ -222,15 +221,16 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 // Publish before answering: a client that reads after its write was acknowledged must find
                 // the write counted (queries waiting for indexes use this etag as their cutoff).
                 on_commit(last_etag);
-                acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
+                // Contents released by durable commits go before the answers, so a client never sees them.
                 store.collect_blobs(&std::mem::take(&mut unacknowledged_released));
+                acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
                 if deferred {
                     unacknowledged = done;
                     unacknowledged_etag = last_etag;
                     unacknowledged_released = released;
                 } else {
-                    acknowledge(done, last_etag, None, stats);
                     store.collect_blobs(&released);
+                    acknowledge(done, last_etag, None, stats);
                 }
             }
             Committed::Nothing => {}
@@ -239,15 +239,17 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
             preallocator.top_up(store);
         }
     }
-    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
-    store.collect_blobs(&unacknowledged_released);
+    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
 }
 
-fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, stats: &MergerStats) {
+fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, released: &mut Vec<String>, stats: &MergerStats) {
     if pending.is_empty() {
         return;
     }
     let result = store.env.force_sync().map_err(StorageError::from);
+    if result.is_ok() {
+        store.collect_blobs(&std::mem::take(released));
+    }
     stats.fsyncs.fetch_add(1, Ordering::Relaxed);
     if let Err(e) = &result {
         tracing::error!(error = %e, "flushing committed writes to disk failed; they are reported as failed");
