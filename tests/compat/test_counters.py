@@ -93,3 +93,24 @@ def test_new_counter_changes_document_change_vector(store):
     with store.open_session() as session:
         cv1 = session.advanced.get_change_vector_for(session.load("users/4", User))
     assert cv1 != cv0
+
+
+def test_include_counters_on_load(store):
+    with store.open_session() as session:
+        session.store(User(name="E"), "users/5")
+        c = session.counters_for("users/5")
+        c.increment("likes", 4)
+        c.increment("dislikes", 2)
+        session.save_changes()
+    with store.open_session() as session:
+        session.load("users/5", User, lambda i: i.include_counter("likes").include_counter("missing"))
+        requests_before = session.advanced.number_of_requests
+        c = session.counters_for("users/5")
+        assert c.get("likes") == 4
+        assert c.get("missing") is None
+        assert session.advanced.number_of_requests == requests_before  # served from the include
+    with store.open_session() as session:
+        session.load("users/5", User, lambda i: i.include_all_counters())
+        requests_before = session.advanced.number_of_requests
+        assert {k.lower(): v for k, v in session.counters_for("users/5").get_all().items()} == {"likes": 4, "dislikes": 2}
+        assert session.advanced.number_of_requests == requests_before

@@ -69,3 +69,16 @@ pub async fn get(State(state): State<AppState>, Path(db): Path<String>, RawQuery
     let counters = blocking(move || Ok(database.counters(&id, &names)?)).await?;
     Ok(json_value(StatusCode::OK, &json!({"Counters": counters.iter().map(detail_json).collect::<Vec<_>>()})))
 }
+
+/// `CounterIncludes` of a load: per document id, the asked counters (null where missing), or all of them
+/// for `@all_counters`.
+pub fn includes_json(database: &corvid_engine::Database, ids: &[String], names: &[String]) -> Result<Value, corvid_engine::EngineError> {
+    let all = names.iter().any(|n| n == "@all_counters");
+    let names: &[String] = if all { &[] } else { names };
+    let mut out = serde_json::Map::new();
+    for id in ids {
+        let counters = database.counters(id, names)?;
+        out.insert(id.clone(), Value::Array(counters.iter().map(detail_json).collect()));
+    }
+    Ok(Value::Object(out))
+}
