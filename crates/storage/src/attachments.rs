@@ -167,3 +167,124 @@ impl ReadTxn<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{hash_of, StagedBlob, StorageError, Store, StoreOptions, TransactionMerger};
+
+    fn options() -> StoreOptions {
+        StoreOptions { map_size: 64 << 20, max_readers: 16 }
+    }
+
+    fn stage(store: &Store, bytes: &[u8]) -> StagedBlob {
+        let mut writer = store.blobs().writer().unwrap();
+        for chunk in bytes.chunks(7) {
+            writer.write(chunk).unwrap();
+        }
+        writer.finish().unwrap()
+    }
+
+    fn put_doc(merger: &TransactionMerger, id: &'static str) {
+        merger.write_blocking(move |txn| txn.put_document(id, "Users", "{}".into(), "{}".into(), 0, 1).map(|_| ())).unwrap();
+    }
+
+    fn refs(store: &Store, hash: &str) -> u64 {
+        store.read().unwrap().attachment_refs(hash).unwrap()
+    }
+
+    #[test]
+    fn content_is_stored_once_and_removed_with_its_last_reference() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), &options()).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        put_doc(&merger, "users/1");
+        put_doc(&merger, "users/2");
+        let data = b"hello attachments".repeat(100);
+        let blob = stage(&store, &data);
+        assert_eq!(blob.hash, hash_of(&data));
+        assert_eq!(blob.size, data.len() as u64);
+        let again = stage(&store, &data);
+        assert_eq!(again, blob);
+        for id in ["users/1", "users/2"] {
+            let hash = blob.hash.clone();
+            merger.write_blocking(move |txn| txn.put_attachment(id, "a.bin", &hash, "application/octet-stream", 1700).map(|_| ())).unwrap();
+        }
+        store.blobs().unpin(&blob.hash);
+        store.blobs().unpin(&blob.hash);
+        let path = store.blobs().path_of(&blob.hash);
+        assert_eq!(std::fs::read(&path).unwrap(), data);
+        assert_eq!(refs(&store, &blob.hash), 2);
+
+        // Deleting a document deletes its attachments.
+        merger.write_blocking(|txn| txn.delete_document("users/1", 2).map(|_| ())).unwrap();
+        assert_eq!(refs(&store, &blob.hash), 1);
+        assert!(store.read().unwrap().attachments_of("users/1").unwrap().is_empty());
+        assert!(path.exists());
+
+        let removed = merger.write_blocking(|txn| txn.delete_attachment("users/2", "A.BIN")).unwrap();
+        assert_eq!(removed.map(|r| r.name), Some("a.bin".to_owned()));
+        assert_eq!(refs(&store, &blob.hash), 0);
+        assert!(!path.exists(), "the last reference removes the content");
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_reference_and_no_file_once_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), &options()).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        let blob = stage(&store, b"never committed");
+        let hash = blob.hash.clone();
+        let result: Result<(), StorageError> = merger.write_blocking(move |txn| {
+            txn.put_attachment("users/9", "x", &hash, "", 15)?;
+            Err(StorageError::WriterFailed("refused".into()))
+        });
+        assert!(result.is_err());
+        assert_eq!(refs(&store, &blob.hash), 0);
+        let path = store.blobs().path_of(&blob.hash);
+        assert!(path.exists(), "pinned content stays until released");
+        store.blobs().unpin(&blob.hash);
+        store.collect_blobs(std::slice::from_ref(&blob.hash));
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn reopen_keeps_committed_attachments_and_drops_orphans() {
+        let dir = tempfile::tempdir().unwrap();
+        let kept;
+        let orphan;
+        {
+            let store = Arc::new(Store::open(dir.path(), &options()).unwrap());
+            let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+            put_doc(&merger, "users/1");
+            kept = stage(&store, b"kept content");
+            let hash = kept.hash.clone();
+            merger.write_blocking(move |txn| txn.put_attachment("users/1", "k", &hash, "text/plain", 12).map(|_| ())).unwrap();
+            // Staged but never committed, as if the process died before its transaction.
+            orphan = stage(&store, b"orphan content");
+            merger.stop();
+        }
+        let store = Store::open(dir.path(), &options()).unwrap();
+        let read = store.read().unwrap();
+        let record = read.attachment("users/1", "K").unwrap().unwrap();
+        assert_eq!((record.name.as_str(), record.hash.as_str(), record.size), ("k", kept.hash.as_str(), 12));
+        assert_eq!(std::fs::read(store.blobs().path_of(&kept.hash)).unwrap(), b"kept content");
+        assert!(!store.blobs().path_of(&orphan.hash).exists());
+    }
+
+    #[test]
+    fn counters_are_case_insensitive_and_go_with_the_document() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), &options()).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        put_doc(&merger, "users/1");
+        let (first, created) = merger.write_blocking(|txn| txn.increment_counter("users/1", "Likes", 5)).unwrap();
+        assert!(created && first.value == 5);
+        let (second, created) = merger.write_blocking(|txn| txn.increment_counter("users/1", "LIKES", -2)).unwrap();
+        assert!(!created);
+        assert_eq!((second.name.as_str(), second.value), ("Likes", 3));
+        merger.write_blocking(|txn| txn.delete_document("users/1", 2).map(|_| ())).unwrap();
+        assert!(store.read().unwrap().counters_of("users/1").unwrap().is_empty());
+    }
+}
