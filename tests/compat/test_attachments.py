@@ -199,3 +199,23 @@ def test_acknowledged_attachments_survive_kill_9(server_factory):
                 with session.advanced.attachments.get("users/k", name) as r:
                     assert r.data == data
                     assert r.details.hash == ravendb_hash(data)
+
+
+def test_attachment_size_limit(server_factory):
+    srv = server_factory(extra_args=["--max-attachment-bytes", "10000", "--max-body-bytes", "4096"])
+    create_database(srv.url, "attlimit")
+    with open_store(srv.url, "attlimit") as store:
+        with store.open_session() as session:
+            session.store(User(name="L"), "users/l")
+            session.save_changes()
+        url = f"{srv.url}/databases/attlimit/attachments"
+        # larger than the JSON body limit but within the attachment limit
+        ok = requests.put(url, params={"id": "users/l", "name": "small"}, data=payload(10_000))
+        assert ok.status_code == 201, ok.text
+        too_big = requests.put(url, params={"id": "users/l", "name": "big"}, data=payload(10_001))
+        assert too_big.status_code == 413
+        with store.open_session() as session:
+            names = [a.name for a in session.advanced.attachments.get_names(session.load("users/l", User))]
+            assert names == ["small"]
+    stored = [p for p in srv.data_dir.rglob("attachments/*") if p.is_file()]
+    assert len(stored) == 1 and stored[0].stat().st_size == 10_000

@@ -17,6 +17,7 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --run-in-memory                   keep data in a temporary directory removed at exit
   --max-concurrent-requests <n>     requests served at once; beyond: 503 busy  [1024]
   --max-body-bytes <n>              largest request body accepted              [67108864]
+  --max-attachment-bytes <n>        largest attachment accepted (streamed)     [4294967296]
   --database-load-timeout-ms <n>    wait for a database to open before 503     [30000]
   --shutdown-timeout-ms <n>         deadline to close databases at shutdown    [30000]
   --write-queue-capacity <n>        queued writes per database before 503      [16384]
@@ -253,11 +254,12 @@ mod tests {
     #[test]
     fn flags_override_environment() {
         let s = settings(
-            &["--url", "http://127.0.0.1:0", "--max-body-bytes=10"],
+            &["--url", "http://127.0.0.1:0", "--max-body-bytes=10", "--max-attachment-bytes=20"],
             &[("CORVID_URL", "http://0.0.0.0:1"), ("CORVID_DATA_DIR", "/d")],
         );
         assert_eq!(s.config.url, "http://127.0.0.1:0");
         assert_eq!(s.config.max_body_bytes, 10);
+        assert_eq!(s.config.max_attachment_bytes, 20);
         assert_eq!(s.config.data_dir, PathBuf::from("/d"));
     }
 
