@@ -114,3 +114,23 @@ def test_include_counters_on_load(store):
         requests_before = session.advanced.number_of_requests
         assert {k.lower(): v for k, v in session.counters_for("users/5").get_all().items()} == {"likes": 4, "dislikes": 2}
         assert session.advanced.number_of_requests == requests_before
+
+
+def test_include_counters_in_query(store):
+    with store.open_session() as session:
+        for i in range(3):
+            session.store(User(name=f"q{i}"), f"users/q{i}")
+            session.counters_for(f"users/q{i}").increment("likes", i + 1)
+        session.save_changes()
+    with store.open_session() as session:
+        users = list(session.query(object_type=User).include(lambda b: b.include_counter("likes")))
+        assert len(users) == 3
+        requests_before = session.advanced.number_of_requests
+        for i in range(3):
+            assert session.counters_for(f"users/q{i}").get("likes") == i + 1
+        assert session.advanced.number_of_requests == requests_before
+    with store.open_session() as session:
+        list(session.query(object_type=User).include(lambda b: b.include_all_counters()))
+        requests_before = session.advanced.number_of_requests
+        assert {k.lower(): v for k, v in session.counters_for("users/q2").get_all().items()} == {"likes": 3}
+        assert session.advanced.number_of_requests == requests_before

@@ -64,9 +64,9 @@ pub(crate) fn with_extras(txn: &WriteTxn<'_>, key: &str, client_metadata: &str) 
     meta.shift_remove("@attachments");
     meta.shift_remove("@counters");
     let mut bits = 0;
-    let mut attachments = txn.attachments_of(key)?;
+    // In key order: by lower-cased name, as RavenDB lists them.
+    let attachments = txn.attachments_of(key)?;
     if !attachments.is_empty() {
-        attachments.sort_by(|a, b| a.name.cmp(&b.name));
         let list: Vec<Value> =
             attachments.iter().map(|a| json!({"Name": a.name, "Hash": a.hash, "ContentType": a.content_type, "Size": a.size})).collect();
         meta.insert("@attachments".into(), Value::Array(list));

@@ -54,6 +54,8 @@ pub(crate) struct Plan {
     pub distinct: bool,
     /// `order by random()`: results shuffled with this seed.
     pub random: Option<u64>,
+    /// `include counters(...)`: the counter names to include with each result (empty: all of them).
+    pub counter_includes: Option<Vec<String>>,
 }
 
 impl Plan {
@@ -397,9 +399,29 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     };
 
     let mut includes = Vec::new();
+    let mut counter_includes: Option<Vec<String>> = None;
     for item in &query.include {
         match item {
             IncludeItem::Path(path) => includes.push(t.path(path)),
+            IncludeItem::Call(call) if call.is("counters") => {
+                let mut names = Vec::new();
+                for arg in &call.args {
+                    match arg {
+                        Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::String(name), .. }) => names.push(name.clone()),
+                        _ => return Err(unsupported("include counters() of a related document", text, call.span)),
+                    }
+                }
+                // No names means all counters, and all wins over a list.
+                counter_includes = match (counter_includes, names.is_empty()) {
+                    (Some(list), _) if list.is_empty() => Some(list),
+                    (_, true) => Some(Vec::new()),
+                    (Some(mut list), false) => {
+                        list.extend(names);
+                        Some(list)
+                    }
+                    (None, false) => Some(names),
+                };
+            }
             IncludeItem::Call(call) => return Err(unsupported(&format!("include {}()", call.name), text, call.span)),
         }
     }
@@ -433,7 +455,22 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             }
         }
     };
-    Ok(Plan { source, filter, sort, skip, take, projection, includes, ids, created_index, reduce: None, loads, distinct, random })
+    Ok(Plan {
+        source,
+        filter,
+        sort,
+        skip,
+        take,
+        projection,
+        includes,
+        ids,
+        created_index,
+        reduce: None,
+        loads,
+        distinct,
+        random,
+        counter_includes,
+    })
 }
 
 fn where_filter(query: &Query, t: &mut Translator<'_>) -> Result<Filter, EngineError> {
@@ -592,6 +629,7 @@ fn plan_group_by(
         loads: Vec::new(),
         distinct: false,
         random: None,
+        counter_includes: None,
     })
 }
 
