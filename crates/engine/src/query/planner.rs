@@ -408,6 +408,16 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 for arg in &call.args {
                     match arg {
                         Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::String(name), .. }) => names.push(name.clone()),
+                        // `counters($p0)`: one name or a list of names.
+                        Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::Parameter(p), span }) => {
+                            match request.parameters.get(p) {
+                                Some(Json::String(name)) => names.push(name.clone()),
+                                Some(Json::Array(list)) if list.iter().all(Json::is_string) => {
+                                    names.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)))
+                                }
+                                _ => return Err(unsupported("include counters() with this parameter", text, *span)),
+                            }
+                        }
                         _ => return Err(unsupported("include counters() of a related document", text, call.span)),
                     }
                 }
