@@ -13,7 +13,7 @@ import requests
 from ravendb import PutAttachmentOperation, GetAttachmentOperation, DeleteAttachmentOperation
 from ravendb.data.operation import AttachmentType
 
-from corvid_support import User, create_database, open_store
+from corvid_support import User, create_database, open_store, stats
 
 
 def ravendb_hash(data: bytes) -> str:
@@ -106,6 +106,8 @@ def test_content_stored_once_and_removed_with_last_reference(store, corvid_serve
         store.operations.send(PutAttachmentOperation(f"users/d{i}", "same.bin", data, "application/octet-stream"))
     files = [p for p in corvid_server.data_dir.rglob("attachments/*") if p.is_file() and p.name == h.replace("/", "_").replace("+", "-")]
     assert len(files) == 1 and files[0].stat().st_size == len(data)
+    s = stats(store)
+    assert (s.count_of_attachments, s.count_of_unique_attachments) == (3, 1)
     with store.open_session() as session:
         session.delete("users/d0")  # deleting a document deletes its attachments
         session.save_changes()

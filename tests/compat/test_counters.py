@@ -6,7 +6,7 @@ from __future__ import annotations
 from ravendb import CounterBatchOperation, GetCountersOperation
 from ravendb.documents.operations.counters import CounterBatch, CounterOperation, CounterOperationType, DocumentCountersOperation
 
-from corvid_support import User
+from corvid_support import User, stats
 
 
 def test_session_increment_get_delete(store):
@@ -62,6 +62,7 @@ def test_counter_batch_and_get_operations(store):
     assert [c for c in got.counters if c is None] == [None]
     everything = store.operations.send(GetCountersOperation("users/2"))
     assert sorted((c.counter_name, c.total_value) for c in everything.counters) == [("a", 3), ("b", -2)]
+    assert stats(store).count_of_counter_entries == 1  # one document with counters
 
 
 def test_counters_removed_with_document(store):

@@ -159,6 +159,24 @@ impl ReadTxn<'_> {
         Ok(out)
     }
 
+    /// Attachment rows, distinct contents, and documents with counters (RavenDB's `CountOfAttachments`,
+    /// `CountOfUniqueAttachments`, `CountOfCounterEntries`).
+    pub fn attachment_and_counter_counts(&self) -> Result<(u64, u64, u64), StorageError> {
+        let attachments = self.tables.attachments.len(&self.txn)?;
+        let unique = self.tables.attachment_refs.len(&self.txn)?;
+        let mut documents = 0;
+        let mut last: Vec<u8> = Vec::new();
+        for entry in self.tables.counters.iter(&self.txn)? {
+            let (key, _) = entry?;
+            let doc = key.split(|b| *b == tables::NAME_SEPARATOR).next().unwrap_or(key);
+            if doc != last.as_slice() {
+                documents += 1;
+                last = doc.to_vec();
+            }
+        }
+        Ok((attachments, unique, documents))
+    }
+
     /// Number of attachment rows referencing a content hash.
     pub fn attachment_refs(&self, hash: &str) -> Result<u64, StorageError> {
         match self.tables.attachment_refs.get(&self.txn, hash.as_bytes())? {
