@@ -221,3 +221,49 @@ def test_attachment_size_limit(server_factory):
             assert names == ["small"]
     stored = [p for p in srv.data_dir.rglob("attachments/*") if p.is_file()]
     assert len(stored) == 1 and stored[0].stat().st_size == 10_000
+
+
+def test_kill_9_during_concurrent_uploads(server_factory):
+    """SIGKILL while several clients upload; every upload answered 201 must be there afterwards, intact."""
+    import threading
+    import time
+
+    srv = server_factory()
+    create_database(srv.url, "attcrash2")
+    url = f"{srv.url}/databases/attcrash2/attachments"
+    requests.put(f"{srv.url}/databases/attcrash2/docs", params={"id": "docs/1"}, json={"@metadata": {"@collection": "Docs"}})
+    acknowledged: dict[str, bytes] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+
+    def upload(worker: int):
+        rnd = random.Random(worker)
+        n = 0
+        while not stop.is_set():
+            data = rnd.randbytes(rnd.choice([1, 100, 70_000, 1_500_000]))
+            name = f"w{worker}-{n}"
+            n += 1
+            try:
+                r = requests.put(url, params={"id": "docs/1", "name": name}, data=data, timeout=10)
+            except requests.RequestException:
+                return
+            if r.status_code == 201:
+                with lock:
+                    acknowledged[name] = data
+
+    threads = [threading.Thread(target=upload, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(2.0)
+    srv.kill()
+    stop.set()
+    for t in threads:
+        t.join(timeout=30)
+    assert acknowledged, "no upload was acknowledged before the kill"
+    srv.start()
+    url = f"{srv.url}/databases/attcrash2/attachments"
+    for name, data in acknowledged.items():
+        r = requests.get(url, params={"id": "docs/1", "name": name})
+        assert r.status_code == 200, name
+        assert r.content == data
+        assert r.headers["Attachment-Hash"] == ravendb_hash(data)
