@@ -17,6 +17,7 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --run-in-memory                   keep data in a temporary directory removed at exit
   --max-concurrent-requests <n>     requests served at once; beyond: 503 busy  [1024]
   --max-body-bytes <n>              largest request body accepted              [67108864]
+  --max-attachment-bytes <n>        largest attachment accepted (streamed)     [4294967296]
   --database-load-timeout-ms <n>    wait for a database to open before 503     [30000]
   --shutdown-timeout-ms <n>         deadline to close databases at shutdown    [30000]
   --write-queue-capacity <n>        queued writes per database before 503      [16384]
@@ -37,6 +38,7 @@ const SETTING_NAMES: &[&str] = &[
     "run_in_memory",
     "max_concurrent_requests",
     "max_body_bytes",
+    "max_attachment_bytes",
     "database_load_timeout_ms",
     "shutdown_timeout_ms",
     "write_queue_capacity",
@@ -71,6 +73,7 @@ struct FileSettings {
     run_in_memory: Option<bool>,
     max_concurrent_requests: Option<usize>,
     max_body_bytes: Option<usize>,
+    max_attachment_bytes: Option<u64>,
     database_load_timeout_ms: Option<u64>,
     shutdown_timeout_ms: Option<u64>,
     write_queue_capacity: Option<usize>,
@@ -107,6 +110,7 @@ impl Settings {
             "run_in_memory" => self.run_in_memory = parse_bool(name, value)?,
             "max_concurrent_requests" => c.max_concurrent_requests = parse::<usize>(name, value)?.max(1),
             "max_body_bytes" => c.max_body_bytes = parse(name, value)?,
+            "max_attachment_bytes" => c.max_attachment_bytes = parse(name, value)?,
             "database_load_timeout_ms" => c.database_load_timeout = Duration::from_millis(parse(name, value)?),
             "shutdown_timeout_ms" => c.shutdown_timeout = Duration::from_millis(parse(name, value)?),
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
@@ -133,6 +137,7 @@ impl Settings {
             ("run_in_memory", file.run_in_memory.map(|v| v.to_string())),
             ("max_concurrent_requests", file.max_concurrent_requests.map(|v| v.to_string())),
             ("max_body_bytes", file.max_body_bytes.map(|v| v.to_string())),
+            ("max_attachment_bytes", file.max_attachment_bytes.map(|v| v.to_string())),
             ("database_load_timeout_ms", file.database_load_timeout_ms.map(|v| v.to_string())),
             ("shutdown_timeout_ms", file.shutdown_timeout_ms.map(|v| v.to_string())),
             ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
@@ -249,11 +254,12 @@ mod tests {
     #[test]
     fn flags_override_environment() {
         let s = settings(
-            &["--url", "http://127.0.0.1:0", "--max-body-bytes=10"],
+            &["--url", "http://127.0.0.1:0", "--max-body-bytes=10", "--max-attachment-bytes=20"],
             &[("CORVID_URL", "http://0.0.0.0:1"), ("CORVID_DATA_DIR", "/d")],
         );
         assert_eq!(s.config.url, "http://127.0.0.1:0");
         assert_eq!(s.config.max_body_bytes, 10);
+        assert_eq!(s.config.max_attachment_bytes, 20);
         assert_eq!(s.config.data_dir, PathBuf::from("/d"));
     }
 

@@ -5,7 +5,8 @@ use corvid_storage::{DocumentRecord, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_id, NODE_TAG};
 
 use crate::patch::{patch_document, patch_in_txn, PatchCommand, PatchOutcome};
-use crate::{Database, EngineError, IncomingDocument};
+use crate::{AttachmentCommand, AttachmentReply, CountersReply, Database, DocumentCounters, EngineError, IncomingDocument};
+use corvid_storage::flags::{HAS_ATTACHMENTS, HAS_COUNTERS};
 
 /// What the client said the document's current change vector must be.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,6 +71,8 @@ pub enum BatchCommand {
         ids: Vec<(String, ExpectedChangeVector)>,
         patch: Box<PatchCommand>,
     },
+    Attachment(AttachmentCommand),
+    Counters(DocumentCounters),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +81,8 @@ pub enum BatchReply {
     Delete { id: String, deleted: bool, change_vector: Option<String> },
     Patch(Box<PatchOutcome>),
     BatchPatch(Vec<PatchOutcome>),
+    Attachment(AttachmentReply),
+    Counters(CountersReply),
 }
 
 /// Checks ids up front so a batch with a bad id is refused before it reaches the writer.
@@ -95,7 +100,7 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
         BatchCommand::Delete { id, .. } => {
             validate_id(id)?;
         }
-        BatchCommand::DeletePrefix { .. } => {}
+        BatchCommand::DeletePrefix { .. } | BatchCommand::Attachment(_) | BatchCommand::Counters(_) => {}
         BatchCommand::Patch(patch) => {
             validate_id(&patch.id)?;
         }
@@ -144,7 +149,9 @@ pub(crate) fn put_in_txn(
     // Keep the id's original spelling from the first write, like RavenDB does on overwrite.
     let stored_id = current.as_ref().map(|c| c.id.clone()).unwrap_or(id);
     let flags = current.as_ref().map(|c| c.flags).unwrap_or(0);
-    let out = txn.put_document(&stored_id, &document.collection, document.body, document.client_metadata, flags, now)?;
+    let (client_metadata, extra_flags) = crate::attachments::with_extras(txn, &id_key(&stored_id), &document.client_metadata)?;
+    let flags = (flags & !(HAS_ATTACHMENTS | HAS_COUNTERS)) | extra_flags;
+    let out = txn.put_document(&stored_id, &document.collection, document.body, client_metadata, flags, now)?;
     Ok(BatchReply::Put {
         id: stored_id,
         collection: out.collection,
@@ -187,6 +194,8 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies:
             }
             replies.push(BatchReply::BatchPatch(outcomes));
         }
+        BatchCommand::Attachment(command) => replies.push(BatchReply::Attachment(crate::attachments::run(txn, command, now)?)),
+        BatchCommand::Counters(command) => replies.push(BatchReply::Counters(crate::counters::run(txn, command, now)?)),
     }
     Ok(())
 }

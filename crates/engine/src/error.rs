@@ -9,6 +9,10 @@ pub enum EngineError {
     InvalidId(#[from] IdError),
     #[error("{0}")]
     BadRequest(String),
+    #[error("Document '{0}' does not exist")]
+    DocumentDoesNotExist(String),
+    #[error("{0}")]
+    AttachmentDoesNotExist(String),
     #[error("{message}")]
     Concurrency { message: String },
     #[error("the write queue of database '{database}' is full; retry later")]

@@ -1,10 +1,12 @@
 //! Corvid's engine: a `Database` with documents, batches, HiLo ranges, identities and statistics. It knows
 //! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
 
+mod attachments;
 mod batch;
 mod bulk_insert;
 mod by_query;
 mod commit_watch;
+mod counters;
 mod database;
 mod document;
 mod error;
@@ -20,9 +22,12 @@ mod reads;
 mod stats;
 mod wildcard;
 
+pub use attachments::{AttachmentCommand, AttachmentDetails, AttachmentReply};
 pub use batch::{BatchCommand, BatchReply, ExpectedChangeVector};
 pub use bulk_insert::{BulkInsertOptions, BulkInsertSummary};
 pub use by_query::ByQueryOptions;
+pub use corvid_storage::StagedBlob;
+pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
 pub use error::EngineError;

@@ -12,6 +12,10 @@ pub struct DatabaseStats {
     pub database_id: String,
     pub size_on_disk: u64,
     pub queued_writes: u64,
+    pub count_of_attachments: u64,
+    pub count_of_unique_attachments: u64,
+    /// Documents that have counters.
+    pub count_of_counter_entries: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -23,7 +27,11 @@ pub struct CollectionStats {
 impl Database {
     pub fn stats(&self) -> Result<DatabaseStats, EngineError> {
         let snapshot = self.store.read()?;
+        let (attachments, unique, counter_docs) = snapshot.attachment_and_counter_counts()?;
         Ok(DatabaseStats {
+            count_of_attachments: attachments,
+            count_of_unique_attachments: unique,
+            count_of_counter_entries: counter_docs,
             count_of_documents: snapshot.count_documents()?,
             count_of_tombstones: snapshot.count_tombstones()?,
             count_of_identities: snapshot.identities()?.len() as u64,

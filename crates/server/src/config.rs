@@ -16,6 +16,9 @@ pub struct ServerConfig {
     pub max_concurrent_requests: usize,
     /// Largest request body accepted, in bytes (413 beyond).
     pub max_body_bytes: usize,
+    /// Largest attachment accepted, in bytes (413 beyond). Attachments are streamed to disk, never held in
+    /// memory, so this can be much larger than `max_body_bytes`.
+    pub max_attachment_bytes: u64,
     /// How long a request waits for its database to open before it gets 503.
     pub database_load_timeout: Duration,
     /// Deadline for closing all databases at shutdown.
@@ -35,6 +38,7 @@ impl Default for ServerConfig {
             data_dir: PathBuf::from("corvid-data"),
             max_concurrent_requests: 1024,
             max_body_bytes: 64 << 20,
+            max_attachment_bytes: 4 << 30,
             database_load_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             log_requests: true,

@@ -19,6 +19,13 @@ pub enum ApiError {
     Concurrency(String),
     #[error("{0}")]
     BadRequest(String),
+    #[error("Document '{0}' does not exist")]
+    DocumentDoesNotExist(String),
+    #[error("{0}")]
+    AttachmentDoesNotExist(String),
+    /// A read of a missing attachment: 404 without a body, as RavenDB answers.
+    #[error("attachment not found")]
+    AttachmentNotFound,
     #[error("Invalid JSON in the request body: {0}")]
     InvalidJson(String),
     #[error("The request body is larger than the limit of {limit} bytes")]
@@ -66,6 +73,11 @@ impl ApiError {
                 (StatusCode::CONFLICT, "Raven.Client.Exceptions.ConcurrencyException")
             }
             ApiError::BadRequest(_) | ApiError::InvalidJson(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException"),
+            ApiError::DocumentDoesNotExist(_) => (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.DocumentDoesNotExistException"),
+            ApiError::AttachmentDoesNotExist(_) => {
+                (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Attachments.AttachmentDoesNotExistException")
+            }
+            ApiError::AttachmentNotFound => (StatusCode::NOT_FOUND, ""),
             ApiError::RouteNotFound { .. } => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.RouteNotFoundException"),
             ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "Raven.Client.Exceptions.RequestTooLargeException"),
             ApiError::ServerTooBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.ServerTooBusyException"),
@@ -89,6 +101,8 @@ impl From<EngineError> for ApiError {
         match e {
             EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
             EngineError::BadRequest(m) => ApiError::BadRequest(m),
+            EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id),
+            EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m),
             EngineError::Concurrency { message } => ApiError::Concurrency(message),
             e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
             EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name),
@@ -106,6 +120,9 @@ impl From<EngineError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        if matches!(self, ApiError::AttachmentNotFound) {
+            return StatusCode::NOT_FOUND.into_response();
+        }
         let (status, type_name) = self.status_and_type();
         let message = self.to_string();
         let body = serde_json::json!({ "Type": type_name, "Message": message, "Error": format!("{type_name}: {message}") });

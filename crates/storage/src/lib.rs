@@ -2,7 +2,10 @@
 //! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
 //! turns many concurrent writes into one durable commit.
 
+mod attachments;
+mod blob_store;
 mod catalog;
+mod counters;
 mod error;
 mod map_reduce_store;
 mod merger;
@@ -15,12 +18,15 @@ mod store;
 mod tables;
 mod write_txn;
 
+pub use attachments::AttachmentRecord;
+pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
 pub use catalog::{Catalog, CatalogEntry};
+pub use counters::CounterValue;
 pub use error::StorageError;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
 pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
 pub use read_txn::ReadTxn;
-pub use record::{push_json_string, DocumentRecord, Tombstone};
+pub use record::{flags, push_json_string, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};
 pub use reference_store::ReferenceStore;
 pub use store::{Store, StoreOptions};

@@ -178,6 +178,8 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
     // Committed and visible, but not yet known durable: answered after the next flush of the data file.
     let mut unacknowledged: Vec<Pending> = Vec::new();
     let mut unacknowledged_etag = last_etag;
+    // Attachment contents no longer referenced by the unacknowledged commit: removed once it is durable.
+    let mut unacknowledged_released: Vec<String> = Vec::new();
     loop {
         let first = if unacknowledged.is_empty() {
             match receiver.recv() {
@@ -189,7 +191,7 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 Ok(job) => job,
                 Err(TryRecvError::Empty) => {
                     // Nothing to merge with: make the last commit durable now.
-                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
+                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
                     continue;
                 }
                 Err(TryRecvError::Disconnected) => break,
@@ -212,18 +214,22 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
         }
         let deferred = deferred && store.env.get_flags().is_ok_and(|f| f & heed::EnvFlags::NO_META_SYNC.bits() != 0);
         match run_merged(store, &mut last_etag, jobs, stats) {
-            Committed::Yes(done) => {
+            Committed::Yes(done, released) => {
                 // This commit flushed the data file, which also made the previous commit's meta page durable.
                 // A fully durable commit flushes twice (data, then meta page).
                 stats.fsyncs.fetch_add(if deferred { 1 } else { 2 }, Ordering::Relaxed);
                 // Publish before answering: a client that reads after its write was acknowledged must find
                 // the write counted (queries waiting for indexes use this etag as their cutoff).
                 on_commit(last_etag);
+                // Contents released by durable commits go before the answers, so a client never sees them.
+                store.collect_blobs(&std::mem::take(&mut unacknowledged_released));
                 acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
                 if deferred {
                     unacknowledged = done;
                     unacknowledged_etag = last_etag;
+                    unacknowledged_released = released;
                 } else {
+                    store.collect_blobs(&released);
                     acknowledge(done, last_etag, None, stats);
                 }
             }
@@ -233,14 +239,17 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
             preallocator.top_up(store);
         }
     }
-    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, stats);
+    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
 }
 
-fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, stats: &MergerStats) {
+fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, released: &mut Vec<String>, stats: &MergerStats) {
     if pending.is_empty() {
         return;
     }
     let result = store.env.force_sync().map_err(StorageError::from);
+    if result.is_ok() {
+        store.collect_blobs(&std::mem::take(released));
+    }
     stats.fsyncs.fetch_add(1, Ordering::Relaxed);
     if let Err(e) = &result {
         tracing::error!(error = %e, "flushing committed writes to disk failed; they are reported as failed");
@@ -264,7 +273,7 @@ fn acknowledge(pending: Vec<Pending>, etag: u64, error: Option<&StorageError>, s
 
 enum Committed {
     /// Committed (visible, flushed data pages); these answers wait for the meta page to be durable.
-    Yes(Vec<Pending>),
+    Yes(Vec<Pending>, Vec<String>),
     Nothing,
 }
 
@@ -280,6 +289,7 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
         }
     };
     let mut done: Vec<Pending> = Vec::with_capacity(jobs.len());
+    let mut released: Vec<String> = Vec::new();
     for job in jobs {
         let before = *last_etag;
         let child = match store.env.nested_write_txn(&mut parent) {
@@ -289,13 +299,15 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
                 continue;
             }
         };
-        let mut txn = WriteTxn { txn: child, tables: store.tables, last_etag: *last_etag, database_id: store.database_id() };
+        let mut txn =
+            WriteTxn { txn: child, tables: store.tables, last_etag: *last_etag, database_id: store.database_id(), released: Vec::new() };
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut txn)));
-        let WriteTxn { txn: child, last_etag: etag_after, .. } = txn;
+        let WriteTxn { txn: child, last_etag: etag_after, released: job_released, .. } = txn;
         match outcome {
             Ok(pending) if pending.succeeded => match child.commit() {
                 Ok(()) => {
                     *last_etag = etag_after;
+                    released.extend(job_released);
                     done.push(pending);
                 }
                 Err(e) => {
@@ -327,7 +339,7 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
         Ok(()) => {
             stats.commit_micros_total.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             stats.commits.fetch_add(1, Ordering::Relaxed);
-            Committed::Yes(done)
+            Committed::Yes(done, released)
         }
         Err(e) => {
             let error = StorageError::from(e);

@@ -32,10 +32,10 @@ pub struct Tombstone {
     pub deleted_at: i64,
 }
 
-struct Writer(Vec<u8>);
+pub(crate) struct Writer(pub(crate) Vec<u8>);
 
 impl Writer {
-    fn str16(&mut self, s: &str) {
+    pub(crate) fn str16(&mut self, s: &str) {
         self.0.extend_from_slice(&(s.len() as u16).to_be_bytes());
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -45,13 +45,13 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    bytes: &'a [u8],
-    table: &'static str,
+pub(crate) struct Reader<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) table: &'static str,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], StorageError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], StorageError> {
         if self.bytes.len() < n {
             return Err(StorageError::corrupted(self.table, "record is truncated"));
         }
@@ -59,27 +59,27 @@ impl<'a> Reader<'a> {
         self.bytes = rest;
         Ok(head)
     }
-    fn u8(&mut self) -> Result<u8, StorageError> {
+    pub(crate) fn u8(&mut self) -> Result<u8, StorageError> {
         Ok(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Result<u16, StorageError> {
+    pub(crate) fn u16(&mut self) -> Result<u16, StorageError> {
         Ok(u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")))
     }
-    fn u32(&mut self) -> Result<u32, StorageError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, StorageError> {
         Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
     }
-    fn u64(&mut self) -> Result<u64, StorageError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, StorageError> {
         Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
     }
-    fn string(&mut self, len: usize) -> Result<String, StorageError> {
+    pub(crate) fn string(&mut self, len: usize) -> Result<String, StorageError> {
         let bytes = self.take(len)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| StorageError::corrupted(self.table, "string is not UTF-8"))
     }
-    fn str16(&mut self) -> Result<String, StorageError> {
+    pub(crate) fn str16(&mut self) -> Result<String, StorageError> {
         let len = self.u16()? as usize;
         self.string(len)
     }
-    fn str32(&mut self) -> Result<String, StorageError> {
+    pub(crate) fn str32(&mut self) -> Result<String, StorageError> {
         let len = self.u32()? as usize;
         self.string(len)
     }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use heed::types::Bytes;
 use heed::{Database, Env, EnvOpenOptions, WithoutTls};
 
+use crate::blob_store::BlobStore;
 use crate::read_txn::ReadTxn;
 use crate::tables::{self, meta_keys};
 use crate::StorageError;
@@ -33,6 +34,9 @@ pub(crate) struct Tables {
     pub tombstones: Table,
     pub identities: Table,
     pub meta: Table,
+    pub attachments: Table,
+    pub attachment_refs: Table,
+    pub counters: Table,
 }
 
 /// One database's storage. Cheap to share behind an `Arc`; reads run on MVCC snapshots and never wait for
@@ -40,6 +44,7 @@ pub(crate) struct Tables {
 pub struct Store {
     pub(crate) env: Env<WithoutTls>,
     pub(crate) tables: Tables,
+    blobs: BlobStore,
     database_id: String,
     path: PathBuf,
     /// Last etag durable at open time; the merger owns the running value.
@@ -63,12 +68,18 @@ impl Store {
             tombstones: env.create_database(&mut wtxn, Some(tables::TOMBSTONES))?,
             identities: env.create_database(&mut wtxn, Some(tables::IDENTITIES))?,
             meta: env.create_database(&mut wtxn, Some(tables::META))?,
+            attachments: env.create_database(&mut wtxn, Some(tables::ATTACHMENTS))?,
+            attachment_refs: env.create_database(&mut wtxn, Some(tables::ATTACHMENT_REFS))?,
+            counters: env.create_database(&mut wtxn, Some(tables::COUNTERS))?,
         };
         match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
             Some(v) => {
                 let found =
                     u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
-                if found != tables::FORMAT_VERSION {
+                if found == 1 {
+                    // Version 2 only added the attachment and counter tables, created empty above.
+                    tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
+                } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
                 }
             }
@@ -86,7 +97,27 @@ impl Store {
         let last_doc = tables.docs_by_etag.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
         let last_tomb = tables.tombstones.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
         wtxn.commit()?;
-        Ok(Store { env, tables, database_id, path: path.to_owned(), last_etag_at_open: stored_last.max(last_doc).max(last_tomb) })
+        let blobs = BlobStore::open(path)?;
+        let store =
+            Store { env, tables, blobs, database_id, path: path.to_owned(), last_etag_at_open: stored_last.max(last_doc).max(last_tomb) };
+        // Contents left behind by a crash between an upload and its commit (or after a last delete).
+        let stored = store.blobs.stored_hashes()?;
+        store.collect_blobs(&stored);
+        Ok(store)
+    }
+
+    /// Attachment contents.
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// Removes the content files of `hashes` that no committed attachment references any more.
+    pub fn collect_blobs(&self, hashes: &[String]) {
+        if hashes.is_empty() {
+            return;
+        }
+        let Ok(rtxn) = self.env.read_txn() else { return };
+        self.blobs.collect(hashes, |hash| Ok(self.tables.attachment_refs.get(&rtxn, hash.as_bytes())?.is_some()));
     }
 
     pub fn database_id(&self) -> &str {

@@ -2,7 +2,7 @@
 //! docs/storage-format.md; change FORMAT_VERSION when any of them changes.
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -16,8 +16,26 @@ pub const TOMBSTONES: &str = "tombstones";
 pub const IDENTITIES: &str = "identities";
 /// reserved keys below -> values
 pub const META: &str = "meta";
+/// lower-cased document id + 0x1E + lower-cased attachment name -> AttachmentRecord
+pub const ATTACHMENTS: &str = "attachments";
+/// attachment hash (base64 text) -> u64 BE number of attachment rows referencing it
+pub const ATTACHMENT_REFS: &str = "attachment_refs";
+/// lower-cased document id + 0x1E + lower-cased counter name -> i64 BE total + u16-length name as first written
+pub const COUNTERS: &str = "counters";
 
-pub const TABLE_COUNT: u32 = 6;
+pub const TABLE_COUNT: u32 = 9;
+
+/// Separates the document id from the attachment or counter name in keys (ids cannot contain it).
+pub const NAME_SEPARATOR: u8 = 0x1E;
+
+/// Key of an attachment or counter row; with an empty name, the prefix of all rows of a document.
+pub fn named_key(doc_key: &str, name_lower: &str) -> Vec<u8> {
+    let mut key = Vec::with_capacity(doc_key.len() + 1 + name_lower.len());
+    key.extend_from_slice(doc_key.as_bytes());
+    key.push(NAME_SEPARATOR);
+    key.extend_from_slice(name_lower.as_bytes());
+    key
+}
 
 pub mod meta_keys {
     /// u32 BE

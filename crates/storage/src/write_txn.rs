@@ -14,6 +14,8 @@ pub struct WriteTxn<'t> {
     pub(crate) tables: Tables,
     pub(crate) last_etag: u64,
     pub(crate) database_id: &'t str,
+    /// Content hashes whose last reference this transaction removed; their files go after the commit.
+    pub(crate) released: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,7 +44,7 @@ impl WriteTxn<'_> {
         self.last_etag + 1
     }
 
-    fn next_etag(&mut self) -> Result<u64, StorageError> {
+    pub(crate) fn next_etag(&mut self) -> Result<u64, StorageError> {
         self.last_etag += 1;
         let etag = self.last_etag;
         self.tables.meta.put(&mut self.txn, meta_keys::LAST_ETAG, &etag_key(etag))?;
@@ -101,6 +103,7 @@ impl WriteTxn<'_> {
         };
         self.unlink(key, &old)?;
         self.tables.docs.delete(&mut self.txn, key.as_bytes())?;
+        self.delete_document_extras(key)?;
         let etag = self.next_etag()?;
         let change_vector = format_change_vector(etag, self.database_id);
         let tombstone =

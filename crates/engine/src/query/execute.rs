@@ -44,6 +44,10 @@ pub struct QueryResponse {
     pub results: Vec<String>,
     pub includes: Vec<(String, String)>,
     pub included_paths: Vec<String>,
+    /// `include counters(...)`: per result document, its counters (None for a named one it lacks).
+    pub counter_includes: Option<Vec<(String, Vec<Option<crate::CounterDetail>>)>>,
+    /// The counter names asked per document (empty: all), as RavenDB's `IncludedCounterNames`.
+    pub included_counter_names: Vec<(String, Vec<String>)>,
     pub total_results: u64,
     pub skipped_results: u64,
     pub index_name: String,
@@ -486,6 +490,25 @@ impl Database {
                     response.results.push(Value::Object(projected).to_string());
                 }
             }
+        }
+        if let Some(names) = &plan.counter_includes {
+            let mut included = Vec::with_capacity(records.len());
+            for record in &records {
+                let key = id_key(&record.id);
+                let detail =
+                    |c: corvid_storage::CounterValue| crate::CounterDetail { document_id: record.id.clone(), name: c.name, value: c.value };
+                let counters = if names.is_empty() {
+                    snapshot.counters_of(&key)?.into_iter().map(|c| Some(detail(c))).collect()
+                } else {
+                    names.iter().map(|n| Ok(snapshot.counter(&key, n)?.map(detail))).collect::<Result<Vec<_>, EngineError>>()?
+                };
+                for c in counters.iter().flatten() {
+                    hasher.add(&c.value.to_be_bytes());
+                }
+                included.push((record.id.clone(), counters));
+                response.included_counter_names.push((record.id.clone(), names.clone()));
+            }
+            response.counter_includes = Some(included);
         }
         let mut seen: HashSet<String> = records.iter().map(|r| id_key(&r.id)).collect();
         for id in include_ids {

@@ -67,6 +67,8 @@ pub(crate) struct Plan {
     pub explanations: bool,
     /// `include timings()`.
     pub timings: bool,
+    /// `include counters(...)`: the counter names to include with each result (empty: all of them).
+    pub counter_includes: Option<Vec<String>>,
 }
 
 impl Plan {
@@ -676,6 +678,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     };
 
     let mut includes = Vec::new();
+    let mut counter_includes: Option<Vec<String>> = None;
     let mut highlights = Vec::new();
     let (mut explanations, mut timings) = (false, false);
     for item in &query.include {
@@ -684,6 +687,35 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             IncludeItem::Call(call) if call.is("highlight") => highlights.push(plan_highlight(call, &mut t)?),
             IncludeItem::Call(call) if call.is("explanations") => explanations = true,
             IncludeItem::Call(call) if call.is("timings") => timings = true,
+            IncludeItem::Call(call) if call.is("counters") => {
+                let mut names = Vec::new();
+                for arg in &call.args {
+                    match arg {
+                        Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::String(name), .. }) => names.push(name.clone()),
+                        // `counters($p0)`: one name or a list of names.
+                        Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::Parameter(p), span }) => {
+                            match request.parameters.get(p) {
+                                Some(Json::String(name)) => names.push(name.clone()),
+                                Some(Json::Array(list)) if list.iter().all(Json::is_string) => {
+                                    names.extend(list.iter().filter_map(|v| v.as_str().map(str::to_owned)))
+                                }
+                                _ => return Err(unsupported("include counters() with this parameter", text, *span)),
+                            }
+                        }
+                        _ => return Err(unsupported("include counters() of a related document", text, call.span)),
+                    }
+                }
+                // No names means all counters, and all wins over a list.
+                counter_includes = match (counter_includes, names.is_empty()) {
+                    (Some(list), _) if list.is_empty() => Some(list),
+                    (_, true) => Some(Vec::new()),
+                    (Some(mut list), false) => {
+                        list.extend(names);
+                        Some(list)
+                    }
+                    (None, false) => Some(names),
+                };
+            }
             IncludeItem::Call(call) => return Err(unsupported(&format!("include {}()", call.name), text, call.span)),
         }
     }
@@ -738,6 +770,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         highlights,
         explanations,
         timings,
+        counter_includes,
     })
 }
 
@@ -915,6 +948,7 @@ fn plan_group_by(
         highlights: Vec::new(),
         explanations: false,
         timings: false,
+        counter_includes: None,
     })
 }
 

@@ -16,11 +16,6 @@ use crate::state::AppState;
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
 const NOT_YET_SUPPORTED: &[&str] = &[
     "JsonPatch",
-    "AttachmentPUT",
-    "AttachmentDELETE",
-    "AttachmentMOVE",
-    "AttachmentCOPY",
-    "Counters",
     "TimeSeries",
     "TimeSeriesWithIncrements",
     "CompareExchangePUT",
@@ -33,8 +28,8 @@ const NOT_YET_SUPPORTED: &[&str] = &[
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 
 pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    if headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|ct| ct.starts_with("multipart/")) {
-        return Err(ApiError::BadRequest("Batches with attachment streams (multipart) are not supported yet".into()));
+    if let Some(ct) = headers.get("content-type").and_then(|v| v.to_str().ok()).filter(|ct| ct.starts_with("multipart/")) {
+        return super::bulk_attachments::multipart_batch(state, db, ct.to_owned(), body, parse_batch, reply_json).await;
     }
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let commands = if bytes.len() > INLINE_PARSE_LIMIT { blocking(move || parse_batch(&bytes)).await? } else { parse_batch(&bytes)? };
@@ -44,7 +39,7 @@ pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, he
     Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
 }
 
-fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
+pub(super) fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
     let mut request = parse_json(bytes)?;
     let Some(Value::Array(commands)) = request.get_mut("Commands").map(Value::take) else {
         return Err(ApiError::BadRequest("The batch must be a JSON object with a 'Commands' array".into()));
@@ -102,6 +97,9 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
             let patch = super::patch::parse_patch_fields(String::new(), ExpectedChangeVector::Any, &command)?;
             Ok(BatchCommand::BatchPatch { ids, patch: Box::new(patch) })
         }
+        "AttachmentPUT" | "AttachmentDELETE" | "AttachmentMOVE" | "AttachmentCOPY" | "Counters" => {
+            super::bulk_attachments::parse_command(index, &kind, &command, id, expected)
+        }
         other if NOT_YET_SUPPORTED.contains(&other) => {
             Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
         }
@@ -109,7 +107,7 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
     }
 }
 
-fn reply_json(reply: BatchReply) -> Value {
+pub(super) fn reply_json(reply: BatchReply) -> Value {
     match reply {
         BatchReply::Patch(outcome) => super::patch::batch_reply(&outcome),
         BatchReply::BatchPatch(outcomes) => super::patch::batch_patch_reply(&outcomes),
@@ -124,5 +122,7 @@ fn reply_json(reply: BatchReply) -> Value {
             }
             reply
         }
+        BatchReply::Attachment(reply) => super::bulk_attachments::attachment_reply_json(reply),
+        BatchReply::Counters(reply) => super::bulk_attachments::counters_reply_json(reply),
     }
 }

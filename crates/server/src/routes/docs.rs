@@ -84,6 +84,9 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         return Ok(response);
     }
     let includes = query.get_all("include");
+    let counter_names = query.get_all("counter");
+    let counter_ids = if counter_names.is_empty() { Vec::new() } else { ids.clone() };
+    let counter_db = database.clone();
     let single = ids.len() == 1;
     // Point reads are a few B-tree lookups on the memory map: run them in place (see
     // docs/decisions/0004-inline-point-reads.md); long id lists go to the blocking pool.
@@ -125,7 +128,13 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         body.push(':');
         body.push_str(doc);
     }
-    body.push_str("}}");
+    body.push('}');
+    if !counter_ids.is_empty() {
+        let counters = blocking(move || Ok(super::counters::includes_json(&counter_db, &counter_ids, &counter_names)?)).await?;
+        body.push_str(",\"CounterIncludes\":");
+        body.push_str(&counters.to_string());
+    }
+    body.push('}');
     let mut response = json(StatusCode::OK, body);
     response.headers_mut().insert("ETag", etag);
     Ok(response)

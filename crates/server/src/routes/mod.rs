@@ -1,8 +1,11 @@
 //! The router. Route modules mirror RavenDB's URL families.
 
 mod admin_databases;
+mod attachments;
+mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
+mod counters;
 mod docs;
 mod hilo;
 mod indexes;
@@ -39,6 +42,11 @@ pub fn router(state: AppState) -> Router {
         .route("/multi_get", post(multi_get::multi_get))
         .route("/streams/queries", post(streams::stream_query_post).get(streams::stream_query_get))
         .route("/streams/docs", get(streams::stream_docs))
+        .route(
+            "/attachments",
+            put(attachments::put).get(attachments::get).head(attachments::get).post(attachments::get).delete(attachments::delete),
+        )
+        .route("/counters", get(counters::get).post(counters::post))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))

@@ -157,6 +157,18 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         out.push_str(",\"Timings\":");
         out.push_str(&timings.to_string());
     }
+    if let Some(counters) = &result.counter_includes {
+        let mut includes = serde_json::Map::new();
+        for (id, list) in counters {
+            includes.insert(id.clone(), Value::Array(list.iter().map(super::counters::detail_json).collect()));
+        }
+        let names: serde_json::Map<String, Value> =
+            result.included_counter_names.iter().map(|(id, n)| (id.clone(), Value::from(n.clone()))).collect();
+        out.push_str(",\"CounterIncludes\":");
+        out.push_str(&Value::Object(includes).to_string());
+        out.push_str(",\"IncludedCounterNames\":");
+        out.push_str(&Value::Object(names).to_string());
+    }
     out.push_str(&format!(
         ",\"IndexTimestamp\":\"{}\",\"LastQueryTime\":\"{}\",\"IsStale\":{},\"ResultEtag\":{},\"NodeTag\":\"{NODE_TAG}\"}}",
         format_date(result.index_timestamp),

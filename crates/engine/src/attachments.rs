@@ -1,0 +1,202 @@
+//! Attachments: staging uploads, the batch commands that reference them, and the `@attachments` /
+//! `@counters` metadata kept on the document.
+
+use std::fs::File;
+
+use corvid_storage::{flags, AttachmentRecord, StagedBlob, WriteTxn};
+use corvid_types::{id_key, now_nanos};
+use serde_json::{json, Map, Value};
+
+use crate::batch::ExpectedChangeVector;
+use crate::{Database, EngineError};
+
+#[derive(Debug, Clone)]
+pub enum AttachmentCommand {
+    /// `blob` was staged with `Database::stage_attachment` and stays pinned until the batch is answered.
+    Put {
+        id: String,
+        name: String,
+        content_type: String,
+        expected: ExpectedChangeVector,
+        blob: StagedBlob,
+    },
+    Delete {
+        id: String,
+        name: String,
+        expected: ExpectedChangeVector,
+    },
+    /// Copy (or, with `remove_source`, move) an attachment to another document and/or name.
+    Copy {
+        id: String,
+        name: String,
+        destination_id: String,
+        destination_name: String,
+        remove_source: bool,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttachmentDetails {
+    pub document_id: String,
+    pub name: String,
+    pub hash: String,
+    pub content_type: String,
+    pub size: u64,
+    pub change_vector: String,
+    /// The document's change vector after the change.
+    pub document_change_vector: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttachmentReply {
+    Put(AttachmentDetails),
+    Delete { id: String, name: String, document_change_vector: Option<String> },
+    Copy { source_id: String, source_name: String, moved: bool, details: AttachmentDetails },
+}
+
+fn missing_document(id: &str) -> EngineError {
+    EngineError::DocumentDoesNotExist(id.to_owned())
+}
+
+/// Client metadata with the server-kept `@attachments` and `@counters` of the stored document added.
+pub(crate) fn with_extras(txn: &WriteTxn<'_>, key: &str, client_metadata: &str) -> Result<(String, u32), EngineError> {
+    let mut meta: Map<String, Value> = serde_json::from_str(client_metadata).unwrap_or_default();
+    meta.shift_remove("@attachments");
+    meta.shift_remove("@counters");
+    let mut bits = 0;
+    // In key order: by lower-cased name, as RavenDB lists them.
+    let attachments = txn.attachments_of(key)?;
+    if !attachments.is_empty() {
+        let list: Vec<Value> =
+            attachments.iter().map(|a| json!({"Name": a.name, "Hash": a.hash, "ContentType": a.content_type, "Size": a.size})).collect();
+        meta.insert("@attachments".into(), Value::Array(list));
+        bits |= flags::HAS_ATTACHMENTS;
+    }
+    let mut counters: Vec<String> = txn.counters_of(key)?.into_iter().map(|c| c.name).collect();
+    if !counters.is_empty() {
+        counters.sort_by_key(|n| n.to_lowercase());
+        meta.insert("@counters".into(), json!(counters));
+        bits |= flags::HAS_COUNTERS;
+    }
+    Ok((Value::Object(meta).to_string(), bits))
+}
+
+/// Rewrites a document after its attachments or counters changed: new `@attachments`/`@counters`, flags,
+/// etag and change vector. Returns the new change vector.
+pub(crate) fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<String, EngineError> {
+    let doc = txn.document(key)?.ok_or_else(|| missing_document(key))?;
+    let (meta, bits) = with_extras(txn, key, &doc.client_metadata)?;
+    let kept = doc.flags & !(flags::HAS_ATTACHMENTS | flags::HAS_COUNTERS);
+    let out = txn.put_document(&doc.id, &doc.collection, doc.body, meta, kept | bits, now)?;
+    Ok(out.change_vector)
+}
+
+fn details(id: &str, record: AttachmentRecord, document_change_vector: String) -> AttachmentDetails {
+    AttachmentDetails {
+        document_id: id.to_owned(),
+        name: record.name,
+        hash: record.hash,
+        content_type: record.content_type,
+        size: record.size,
+        change_vector: record.change_vector,
+        document_change_vector,
+    }
+}
+
+fn checked_document(txn: &WriteTxn<'_>, id: &str, expected: &ExpectedChangeVector) -> Result<String, EngineError> {
+    let key = id_key(id);
+    let current = txn.document(&key)?;
+    if current.is_none() {
+        return Err(missing_document(id));
+    }
+    expected.check(id, current.as_ref(), "attachment change")?;
+    Ok(current.map(|d| d.id).unwrap_or_default())
+}
+
+pub(crate) fn run(txn: &mut WriteTxn<'_>, command: AttachmentCommand, now: i64) -> Result<AttachmentReply, EngineError> {
+    match command {
+        AttachmentCommand::Put { id, name, content_type, expected, blob } => {
+            let stored_id = checked_document(txn, &id, &expected)?;
+            let key = id_key(&id);
+            let record = txn.put_attachment(&key, &name, &blob.hash, &content_type, blob.size)?;
+            let cv = refresh_document(txn, &key, now)?;
+            Ok(AttachmentReply::Put(details(&stored_id, record, cv)))
+        }
+        AttachmentCommand::Delete { id, name, expected } => {
+            let key = id_key(&id);
+            let Some(doc) = txn.document(&key)? else {
+                return Ok(AttachmentReply::Delete { id, name, document_change_vector: None });
+            };
+            expected.check(&id, Some(&doc), "attachment delete")?;
+            let cv = match txn.delete_attachment(&key, &name)? {
+                Some(_) => Some(refresh_document(txn, &key, now)?),
+                None => None,
+            };
+            Ok(AttachmentReply::Delete { id, name, document_change_vector: cv })
+        }
+        AttachmentCommand::Copy { id, name, destination_id, destination_name, remove_source } => {
+            let key = id_key(&id);
+            let source = txn.attachment(&key, &name)?.ok_or_else(|| {
+                EngineError::AttachmentDoesNotExist(format!("There is no attachment with '{name}' name for document '{id}'"))
+            })?;
+            let destination_key = id_key(&destination_id);
+            let stored_destination = checked_document(txn, &destination_id, &ExpectedChangeVector::Any)?;
+            let record = txn.put_attachment(&destination_key, &destination_name, &source.hash, &source.content_type, source.size)?;
+            if remove_source {
+                txn.delete_attachment(&key, &name)?;
+                if key != destination_key {
+                    refresh_document(txn, &key, now)?;
+                }
+            }
+            let cv = refresh_document(txn, &destination_key, now)?;
+            Ok(AttachmentReply::Copy {
+                source_id: id,
+                source_name: name,
+                moved: remove_source,
+                details: details(&stored_destination, record, cv),
+            })
+        }
+    }
+}
+
+impl Database {
+    /// Streams an upload into the attachment store (call on a blocking thread). `next_chunk` yields the body
+    /// piece by piece and `None` at the end. The result is pinned until `release_attachments`.
+    pub fn stage_attachment<C: AsRef<[u8]>>(
+        &self,
+        mut next_chunk: impl FnMut() -> Option<Result<C, EngineError>>,
+    ) -> Result<StagedBlob, EngineError> {
+        let mut writer = self.store.blobs().writer()?;
+        while let Some(chunk) = next_chunk() {
+            writer.write(chunk?.as_ref())?;
+        }
+        Ok(writer.finish()?)
+    }
+
+    /// Unpins staged uploads once the write that referenced them was answered, and removes those that
+    /// ended up unreferenced (the write failed).
+    pub fn release_attachments(&self, staged: &[StagedBlob]) {
+        for blob in staged {
+            self.store.blobs().unpin(&blob.hash);
+        }
+        let hashes: Vec<String> = staged.iter().map(|b| b.hash.clone()).collect();
+        self.store.collect_blobs(&hashes);
+    }
+
+    /// An attachment and its content, opened for streaming (call on a blocking thread).
+    pub fn attachment(&self, id: &str, name: &str) -> Result<Option<(AttachmentDetails, File)>, EngineError> {
+        let read = self.store.read()?;
+        let key = id_key(id);
+        let Some(doc) = read.document(&key)? else { return Ok(None) };
+        let Some(record) = read.attachment(&key, name)? else { return Ok(None) };
+        let path = self.store.blobs().path_of(&record.hash);
+        // Opened while the snapshot still references it; an unlinked file stays readable once open.
+        let file = File::open(&path).map_err(|e| EngineError::Internal(format!("attachment content {}: {e}", path.display())))?;
+        Ok(Some((details(&doc.id, record, doc.change_vector), file)))
+    }
+
+    /// Runs one attachment command as its own batch.
+    pub fn attachment_blocking(&self, command: AttachmentCommand) -> Result<AttachmentReply, EngineError> {
+        self.write_blocking(move |txn| run(txn, command, now_nanos()))
+    }
+}

@@ -1,0 +1,88 @@
+//! Counters: increments, deletes and reads per document. Creating or deleting a counter rewrites the
+//! document's `@counters` (and so its change vector), as RavenDB does; changing a value does not.
+
+use corvid_storage::{CounterValue, WriteTxn};
+use corvid_types::{id_key, now_nanos};
+
+use crate::attachments::refresh_document;
+use crate::{Database, EngineError};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum CounterOperation {
+    Increment { name: String, delta: i64 },
+    Delete { name: String },
+    Get { name: String },
+    GetAll,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DocumentCounters {
+    pub id: String,
+    pub operations: Vec<CounterOperation>,
+}
+
+/// One counter in a reply; `None` for a counter asked for that does not exist.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterDetail {
+    pub document_id: String,
+    pub name: String,
+    pub value: i64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountersReply {
+    pub id: String,
+    pub counters: Vec<Option<CounterDetail>>,
+    /// Set when the document was rewritten (a counter was created or deleted).
+    pub document_change_vector: Option<String>,
+}
+
+fn detail(id: &str, c: CounterValue) -> CounterDetail {
+    CounterDetail { document_id: id.to_owned(), name: c.name, value: c.value }
+}
+
+pub(crate) fn run(txn: &mut WriteTxn<'_>, command: DocumentCounters, now: i64) -> Result<CountersReply, EngineError> {
+    let key = id_key(&command.id);
+    let Some(doc) = txn.document(&key)? else {
+        return Err(EngineError::DocumentDoesNotExist(command.id));
+    };
+    let id = doc.id;
+    let mut names_changed = false;
+    let mut counters = Vec::new();
+    for op in command.operations {
+        match op {
+            CounterOperation::Increment { name, delta } => {
+                let (value, created) = txn.increment_counter(&key, &name, delta)?;
+                names_changed |= created;
+                counters.push(Some(detail(&id, value)));
+            }
+            CounterOperation::Delete { name } => names_changed |= txn.delete_counter(&key, &name)?,
+            CounterOperation::Get { name } => counters.push(txn.counter(&key, &name)?.map(|c| detail(&id, c))),
+            CounterOperation::GetAll => counters.extend(txn.counters_of(&key)?.into_iter().map(|c| Some(detail(&id, c)))),
+        }
+    }
+    let document_change_vector = if names_changed { Some(refresh_document(txn, &key, now)?) } else { None };
+    Ok(CountersReply { id, counters, document_change_vector })
+}
+
+impl Database {
+    /// `POST /counters`: each document's operations, all in one transaction.
+    pub fn counter_batch_blocking(&self, documents: Vec<DocumentCounters>) -> Result<Vec<CountersReply>, EngineError> {
+        self.write_blocking(move |txn| {
+            let now = now_nanos();
+            documents.into_iter().map(|d| run(txn, d, now)).collect()
+        })
+    }
+
+    /// Counters of a document: the named ones (None for missing), or all of them when `names` is empty.
+    /// An unknown document has no counters.
+    pub fn counters(&self, id: &str, names: &[String]) -> Result<Vec<Option<CounterDetail>>, EngineError> {
+        let read = self.store.read()?;
+        let key = id_key(id);
+        let Some(doc) = read.document(&key)? else { return Ok(Vec::new()) };
+        if names.is_empty() {
+            return Ok(read.counters_of(&key)?.into_iter().map(|c| Some(detail(&doc.id, c))).collect());
+        }
+        names.iter().map(|n| Ok(read.counter(&key, n)?.map(|c| detail(&doc.id, c)))).collect()
+    }
+}

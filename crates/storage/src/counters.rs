@@ -1,0 +1,77 @@
+//! Counter rows: one signed total per (document, counter name); names compare case-insensitively and keep
+//! their first spelling.
+
+use crate::record::{Reader, Writer};
+use crate::tables::{self, named_key};
+use crate::{ReadTxn, StorageError, WriteTxn};
+use corvid_types::id_key;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterValue {
+    pub name: String,
+    pub value: i64,
+}
+
+fn encode(counter: &CounterValue) -> Vec<u8> {
+    let mut w = Writer(Vec::with_capacity(10 + counter.name.len()));
+    w.0.extend_from_slice(&counter.value.to_be_bytes());
+    w.str16(&counter.name);
+    w.0
+}
+
+fn decode(bytes: &[u8]) -> Result<CounterValue, StorageError> {
+    let mut r = Reader { bytes, table: tables::COUNTERS };
+    let value = r.u64()? as i64;
+    Ok(CounterValue { value, name: r.str16()? })
+}
+
+impl WriteTxn<'_> {
+    pub fn counter(&self, doc_key: &str, name: &str) -> Result<Option<CounterValue>, StorageError> {
+        self.tables.counters.get(&self.txn, &named_key(doc_key, &id_key(name)))?.map(decode).transpose()
+    }
+
+    pub fn counters_of(&self, doc_key: &str) -> Result<Vec<CounterValue>, StorageError> {
+        let mut out = Vec::new();
+        for entry in self.tables.counters.prefix_iter(&self.txn, &named_key(doc_key, ""))? {
+            out.push(decode(entry?.1)?);
+        }
+        Ok(out)
+    }
+
+    /// Adds `delta` (wrapping like RavenDB's checked add would refuse: saturating here) and returns the
+    /// counter, with whether it was created.
+    pub fn increment_counter(&mut self, doc_key: &str, name: &str, delta: i64) -> Result<(CounterValue, bool), StorageError> {
+        let current = self.counter(doc_key, name)?;
+        let created = current.is_none();
+        let counter = match current {
+            Some(c) => CounterValue { value: c.value.saturating_add(delta), name: c.name },
+            None => CounterValue { value: delta, name: name.to_owned() },
+        };
+        self.tables.counters.put(&mut self.txn, &named_key(doc_key, &id_key(name)), &encode(&counter))?;
+        Ok((counter, created))
+    }
+
+    pub fn delete_counter(&mut self, doc_key: &str, name: &str) -> Result<bool, StorageError> {
+        Ok(self.tables.counters.delete(&mut self.txn, &named_key(doc_key, &id_key(name)))?)
+    }
+}
+
+impl ReadTxn<'_> {
+    pub fn counter(&self, doc_key: &str, name: &str) -> Result<Option<CounterValue>, StorageError> {
+        if doc_key.is_empty() || doc_key.len() > 1024 {
+            return Ok(None);
+        }
+        self.tables.counters.get(&self.txn, &named_key(doc_key, &id_key(name)))?.map(decode).transpose()
+    }
+
+    pub fn counters_of(&self, doc_key: &str) -> Result<Vec<CounterValue>, StorageError> {
+        let mut out = Vec::new();
+        if doc_key.is_empty() || doc_key.len() > 1024 {
+            return Ok(out);
+        }
+        for entry in self.tables.counters.prefix_iter(&self.txn, &named_key(doc_key, ""))? {
+            out.push(decode(entry?.1)?);
+        }
+        Ok(out)
+    }
+}
