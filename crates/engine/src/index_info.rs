@@ -141,6 +141,11 @@ impl Database {
         names.iter().map(|n| self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.clone()))).collect()
     }
 
+    /// Whether indexing of the whole database is stopped.
+    pub fn indexing_paused(&self) -> bool {
+        self.indexes.all_paused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Disables (no indexing, kept across restarts) or enables indexes. Blocking (writes a small file).
     pub fn set_indexes_disabled(&self, names: &[String], disabled: bool) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
@@ -152,6 +157,9 @@ impl Database {
 
     /// Pauses (`stop`) or resumes (`start`) indexing until the database reloads.
     pub fn set_indexes_paused(&self, names: &[String], paused: bool) -> Result<(), EngineError> {
+        if names.is_empty() {
+            self.indexes.all_paused.store(paused, std::sync::atomic::Ordering::Relaxed);
+        }
         for handle in self.handles(names)? {
             handle.control.set_paused(paused);
         }
@@ -175,8 +183,17 @@ impl Database {
 
     /// Whether storing `definition` would change the index of that name (`/indexes/has-changed`).
     pub fn index_definition_changed(&self, definition: &serde_json::Value) -> Result<bool, EngineError> {
-        let compiled = crate::indexing::compile_definition(definition)?;
-        Ok(self.indexes.get(&compiled.name).is_none_or(|h| h.definition != compiled))
+        // A definition that does not compile is a change (storing it would fail), as RavenDB answers.
+        let Ok(compiled) = crate::indexing::compile_definition(definition) else { return Ok(true) };
+        // What the index computes, not how the client spelled the request (defaults, key order).
+        let same = |a: &crate::indexing::AutoIndexDefinition| {
+            let (x, y) = (a.static_index.as_ref(), compiled.static_index.as_ref());
+            a.fields == compiled.fields
+                && a.collection == compiled.collection
+                && x.map(|s| (&s.maps, &s.reduce)) == y.map(|s| (&s.maps, &s.reduce))
+                && x.and_then(|s| s.definition.get("Fields")) == y.and_then(|s| s.definition.get("Fields"))
+        };
+        Ok(self.indexes.get(&compiled.name).is_none_or(|h| !same(&h.definition)))
     }
 
     /// Terms of an index field after `from_value`, at most `page_size` (`/indexes/terms`).

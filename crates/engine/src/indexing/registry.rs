@@ -125,6 +125,9 @@ pub struct AutoIndexLifetimes {
 }
 
 pub struct IndexRegistry {
+    /// Indexing of the whole database is stopped (`/admin/indexes/stop` without a name); new indexes start
+    /// paused too.
+    pub all_paused: AtomicBool,
     lifetimes: AutoIndexLifetimes,
     stopping: AtomicBool,
     housekeeper: Mutex<Option<JoinHandle<()>>>,
@@ -162,6 +165,7 @@ impl IndexRegistry {
     ) -> Result<Arc<IndexRegistry>, EngineError> {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let registry = Arc::new(IndexRegistry {
+            all_paused: AtomicBool::new(false),
             lifetimes,
             stopping: AtomicBool::new(false),
             housekeeper: Mutex::new(None),
@@ -238,6 +242,9 @@ impl IndexRegistry {
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
+        if self.all_paused.load(Ordering::Relaxed) {
+            handle.control.set_paused(true);
+        }
         let weak: Weak<IndexRegistry> = Arc::downgrade(self);
         let (h, store, watch) = (handle.clone(), self.store.clone(), self.watch.clone());
         let thread = std::thread::Builder::new()
@@ -377,6 +384,8 @@ impl IndexRegistry {
         let Some(handle) = self.get(name) else { return Ok(false) };
         let definition = handle.definition.clone();
         let dir = handle.dir.clone();
+        // The old handle must be gone before the new one opens the same LMDB environments.
+        drop(handle);
         self.delete(name);
         self.start(definition, &dir)?;
         Ok(true)

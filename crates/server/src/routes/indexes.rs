@@ -170,7 +170,8 @@ pub async fn clear_index_errors(State(state): State<AppState>, Path(db): Path<St
 pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let all = infos(&state, &db).await?;
     let indexes: Vec<Value> = all.iter().map(|i| json!({"Name": i.name, "Status": i.run_status})).collect();
-    let overall = if !all.is_empty() && all.iter().all(|i| i.run_status == "Paused") { "Paused" } else { "Running" };
+    let paused = state.landlord.database(&db).await?.indexing_paused();
+    let overall = if paused { "Paused" } else { "Running" };
     Ok(json_value(StatusCode::OK, &json!({"Status": overall, "Indexes": indexes})))
 }
 
