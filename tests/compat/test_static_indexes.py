@@ -295,3 +295,20 @@ def test_unknown_analyzers_are_refused(server_url, db_name, http):
     definition = {"Name": "X", "Maps": ["map('Phrases', p => ({ Text: p.Text }))"], "Fields": {"Text": {"Indexing": "Search", "Analyzer": "NGramAnalyzer"}}}
     r = http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [definition]})
     assert "NGramAnalyzer" in assert_error_json(r)["Message"]
+
+
+def test_javascript_dynamic_fields(server_url, db_name, http):
+    commands = [
+        {"Type": "PUT", "Id": f"users/{i}", "ChangeVector": None, "Document": {"name": n, "@metadata": {"@collection": "Users"}}}
+        for i, n in enumerate(["Brown Fox", "Lazy Dog"])
+    ]
+    assert http.post(f"{server_url}/databases/{db_name}/bulk_docs", json={"Commands": commands}).status_code == 201
+    definition = {
+        "Name": "Dyn",
+        "Maps": ["map('Users', u => ({ name: u.name, _: [{ $value: u.name, $name: 'analyzed', $options: { indexing: 'Search' } }, createField('len', u.name.length)] }))"],
+        "Fields": {"__all_fields": {"Indexing": "Search"}},
+    }
+    assert http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [definition]}).status_code == 201
+    run = lambda q: sorted(d["name"] for d in http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": q, "WaitForNonStaleResults": True}).json()["Results"])
+    assert run("from index 'Dyn' where search(analyzed, 'fox')") == ["Brown Fox"]
+    assert run("from index 'Dyn' where len = 8") == ["Lazy Dog"]

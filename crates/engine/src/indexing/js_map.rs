@@ -24,7 +24,7 @@ function load(id, collection) { return id === null || id === undefined ? null : 
 var noTracking = { load: load };
 function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }
-function createField() { throw new Error('createField() is not supported by this server yet'); }
+function createField(name, value, options) { return { $name: name, $value: value, $options: options }; }
 function createSpatialField(a, b) {
   if (typeof a === 'string') { return a; }  // WKT
   if (a === null || a === undefined || b === null || b === undefined) { return null; }
@@ -51,6 +51,52 @@ pub struct JsMapProgram {
 
 fn error_text(e: JsError) -> String {
     e.to_string()
+}
+
+/// Names of dynamic fields written literally: `{ $name: 'Field', $value: … }` and `createField('Field', …)`.
+fn dynamic_field_names(source: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for pattern in ["$name", "createField("] {
+        for (at, _) in source.match_indices(pattern) {
+            let rest = source[at + pattern.len()..].trim_start();
+            let rest = rest.strip_prefix(':').unwrap_or(rest).trim_start();
+            let Some(quote) = rest.chars().next().filter(|c| *c == '\'' || *c == '"') else { continue };
+            if let Some(end) = rest[1..].find(quote) {
+                let name = &rest[1..1 + end];
+                if !name.is_empty() && !out.iter().any(|n| n == name) {
+                    out.push(name.to_owned());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Moves dynamic fields (`_: {$name, $value}` or a list of them, and any `createField()` result) to
+/// fields of their own names.
+pub(crate) fn expand_dynamic_fields(entry: &mut Map<String, Value>) {
+    let mut dynamic = Vec::new();
+    let keys: Vec<String> = entry.keys().cloned().collect();
+    for key in keys {
+        let is_field = |v: &Value| v.get("$name").is_some_and(Value::is_string) && v.get("$value").is_some();
+        let value = &entry[&key];
+        let holds = match value {
+            Value::Array(items) => !items.is_empty() && items.iter().all(is_field),
+            other => is_field(other),
+        };
+        if holds {
+            match entry.shift_remove(&key) {
+                Some(Value::Array(items)) => dynamic.extend(items),
+                Some(item) => dynamic.push(item),
+                None => {}
+            }
+        }
+    }
+    for field in dynamic {
+        if let (Some(Value::String(name)), Some(value)) = (field.get("$name").cloned(), field.get("$value").cloned()) {
+            entry.insert(name, value);
+        }
+    }
 }
 
 /// Object-literal keys in the map sources (`Name:` and `'Name':`): the fields the index will have. A key
@@ -116,6 +162,13 @@ impl JsMapProgram {
         }
         let collections = if collections.iter().any(|c| c.eq_ignore_ascii_case(ALL_DOCS)) { Vec::new() } else { collections };
         let mut field_names = Vec::new();
+        for map in maps {
+            for name in dynamic_field_names(map) {
+                if !field_names.contains(&name) {
+                    field_names.push(name);
+                }
+            }
+        }
         for map in maps.iter().map(String::as_str).chain(reduce) {
             for key in literal_keys(map) {
                 if !field_names.contains(&key) {
@@ -190,7 +243,10 @@ impl JsMapProgram {
             };
             for item in items {
                 match item {
-                    Value::Object(entry) => entries.push(entry),
+                    Value::Object(mut entry) => {
+                        expand_dynamic_fields(&mut entry);
+                        entries.push(entry)
+                    }
                     other => return Err(format!("a map must return an object (or a list of objects), not {other}")),
                 }
             }
@@ -212,6 +268,16 @@ mod tests {
                 Err("no".into())
             }
         }
+    }
+
+    #[test]
+    fn dynamic_fields_get_their_own_names() {
+        let maps =
+            vec!["map('Users', u => ({ name: u.name, _: [{ $value: u.name, $name: 'analyzed' }, createField(\"other\", 1)] }))".to_owned()];
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
+        assert!(p.field_names().contains(&"analyzed".to_owned()) && p.field_names().contains(&"other".to_owned()));
+        let out = p.map("Users", r#"{"name":"Jo"}"#, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"name": "Jo", "analyzed": "Jo", "other": 1}));
     }
 
     #[test]
