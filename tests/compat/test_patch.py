@@ -172,3 +172,38 @@ def test_concurrent_increments_lose_nothing(server_url, db_name, store):
     assert acknowledged == clients * per_client
     with store.open_session() as s:
         assert s.load("users/1", User).age == acknowledged
+
+
+def test_json_patch_operation_and_batch_command(store, server_url, db_name, http):
+    from ravendb import JsonPatchDocument, JsonPatchOperation
+
+    with store.open_session() as s:
+        s.store(User(name="Jo", age=30), "users/1")
+        s.save_changes()
+    patch = JsonPatchDocument()
+    patch.replace("/age", 31)
+    patch.add("/tags", ["a"])
+    patch.add("/tags/-", "b")
+    result = store.operations.send(JsonPatchOperation("users/1", patch))
+    assert str(result.status) in ("Patched", "PatchStatus.PATCHED") or result.status.value == "Patched"
+    doc = _raw(http, server_url, db_name, "users/1")
+    assert (doc["age"], doc["tags"], doc["@metadata"]["@collection"]) == (31, ["a", "b"], "Users")
+    # A failed test changes nothing, in the batch as well.
+    r = http.post(
+        f"{server_url}/databases/{db_name}/bulk_docs",
+        json={"Commands": [{"Type": "JsonPatch", "Id": "users/1", "ChangeVector": None, "JsonPatch": {"Operations": [
+            {"op": "remove", "path": "/tags"}, {"op": "test", "path": "/age", "value": 99}]}, "ReturnDocument": True}]},
+    )
+    assert r.status_code == 409, r.text
+    assert _raw(http, server_url, db_name, "users/1")["tags"] == ["a", "b"]
+    r = http.post(
+        f"{server_url}/databases/{db_name}/bulk_docs",
+        json={"Commands": [{"Type": "JsonPatch", "Id": "users/1", "ChangeVector": None, "JsonPatch": {"Operations": [
+            {"op": "move", "from": "/tags", "path": "/labels"}]}, "ReturnDocument": True}]},
+    )
+    reply = r.json()["Results"][0]
+    assert reply["Type"] == "JsonPatch" and reply["PatchStatus"] == "Patched" and reply["ModifiedDocument"]["labels"] == ["a", "b"]
+    r = http.patch(f"{server_url}/databases/{db_name}/json-patch", params={"id": "users/404"}, json={"Operations": []})
+    assert r.status_code == 404
+    r = http.patch(f"{server_url}/databases/{db_name}/json-patch", params={"id": "users/1"}, json={"Operations": [{"op": "fly", "path": "/a"}]})
+    assert "unknown op" in assert_error_json(r)["Message"]

@@ -66,6 +66,12 @@ pub enum BatchCommand {
         prefix: String,
     },
     Patch(Box<PatchCommand>),
+    /// `JsonPatch`: RFC 6902 operations on the document's body.
+    JsonPatch {
+        id: String,
+        ops: Vec<crate::JsonPatchOp>,
+        return_document: bool,
+    },
     /// `BatchPATCH`: one script over many documents (each with its own expected change vector).
     BatchPatch {
         ids: Vec<(String, ExpectedChangeVector)>,
@@ -80,6 +86,7 @@ pub enum BatchReply {
     Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
     Delete { id: String, deleted: bool, change_vector: Option<String> },
     Patch(Box<PatchOutcome>),
+    JsonPatch(Box<PatchOutcome>),
     BatchPatch(Vec<PatchOutcome>),
     Attachment(AttachmentReply),
     Counters(CountersReply),
@@ -103,6 +110,9 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
         BatchCommand::DeletePrefix { .. } | BatchCommand::Attachment(_) | BatchCommand::Counters(_) => {}
         BatchCommand::Patch(patch) => {
             validate_id(&patch.id)?;
+        }
+        BatchCommand::JsonPatch { id, .. } => {
+            validate_id(id)?;
         }
         BatchCommand::BatchPatch { ids, .. } => {
             for (id, _) in ids {
@@ -186,6 +196,9 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies:
             replies.push(BatchReply::Delete { id: format!("{prefix}*"), deleted: !keys.is_empty(), change_vector: None });
         }
         BatchCommand::Patch(patch) => replies.push(BatchReply::Patch(Box::new(patch_in_txn(txn, &patch, now)?))),
+        BatchCommand::JsonPatch { id, ops, return_document } => {
+            replies.push(BatchReply::JsonPatch(Box::new(crate::json_patch::json_patch_in_txn(txn, &id, &ops, return_document, now)?)))
+        }
         BatchCommand::BatchPatch { ids, mut patch } => {
             let mut outcomes = Vec::with_capacity(ids.len());
             for (id, expected) in ids {
@@ -234,6 +247,17 @@ impl Database {
 }
 
 impl Database {
+    /// Applies a JSON patch (`PATCH /json-patch`) once it is durable.
+    pub fn submit_json_patch(
+        &self,
+        id: String,
+        ops: Vec<crate::JsonPatchOp>,
+        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        validate_id(&id)?;
+        self.write(move |txn| crate::json_patch::json_patch_in_txn(txn, &id, &ops, true, now_nanos()), reply)
+    }
+
     /// Applies one patch (`PATCH /docs`) once it is durable.
     pub fn submit_patch(
         &self,

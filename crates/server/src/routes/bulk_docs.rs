@@ -15,7 +15,6 @@ use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
 const NOT_YET_SUPPORTED: &[&str] = &[
-    "JsonPatch",
     "TimeSeries",
     "TimeSeriesWithIncrements",
     "CompareExchangePUT",
@@ -81,6 +80,11 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
                 _ => Ok(BatchCommand::Delete { id, expected }),
             }
         }
+        "JsonPatch" => {
+            let ops = corvid_engine::parse_json_patch(command.get("JsonPatch").unwrap_or(&Value::Null))?;
+            let return_document = command.get("ReturnDocument").and_then(Value::as_bool).unwrap_or(false);
+            Ok(BatchCommand::JsonPatch { id: require_id()?, ops, return_document })
+        }
         "PATCH" => Ok(BatchCommand::Patch(Box::new(super::patch::parse_patch_fields(require_id()?, expected, &command)?))),
         "BatchPATCH" => {
             let Some(Value::Array(entries)) = command.get("Ids") else {
@@ -110,6 +114,11 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
 pub(super) fn reply_json(reply: BatchReply) -> Value {
     match reply {
         BatchReply::Patch(outcome) => super::patch::batch_reply(&outcome),
+        BatchReply::JsonPatch(outcome) => {
+            let mut reply = super::patch::batch_reply(&outcome);
+            reply["Type"] = Value::from("JsonPatch");
+            reply
+        }
         BatchReply::BatchPatch(outcomes) => super::patch::batch_patch_reply(&outcomes),
         BatchReply::Put { id, collection, change_vector, last_modified, flags: _ } => json!({
             "Type": "PUT", meta::ID: id, meta::COLLECTION: collection, meta::CHANGE_VECTOR: change_vector,

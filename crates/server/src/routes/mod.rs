@@ -38,6 +38,7 @@ pub fn router(state: AppState) -> Router {
                 .patch(patch::patch_doc),
         )
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
+        .route("/json-patch", axum::routing::patch(patch::json_patch))
         .route("/bulk_insert", post(bulk_insert::bulk_insert))
         .route("/multi_get", post(multi_get::multi_get))
         .route("/streams/queries", post(streams::stream_query_post).get(streams::stream_query_get))

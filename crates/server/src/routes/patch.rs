@@ -138,3 +138,31 @@ pub async fn patch_doc(
 fn command_has_debug(outcome: &PatchOutcome) -> bool {
     !outcome.debug_output.is_empty() || outcome.original_document.is_some()
 }
+
+/// `PATCH /databases/{db}/json-patch?id=` with `{"Operations": [RFC 6902 operations]}`.
+pub async fn json_patch(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+    body: Body,
+) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref());
+    let id = query
+        .get_non_empty("id")
+        .map(str::to_owned)
+        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required and must not be empty".into()))?;
+    let request = read_json(body, &headers, state.config.max_body_bytes).await?;
+    let ops = corvid_engine::parse_json_patch(&request)?;
+    let database = state.landlord.database(&db).await?;
+    let outcome = written(|reply| database.submit_json_patch(id, ops, reply)).await?;
+    if outcome.status == PatchStatus::DocumentDoesNotExist {
+        return Ok(StatusCode::NOT_FOUND.into_response());
+    }
+    let mut body = json!({"Status": outcome.status.as_str(), "ModifiedDocument": parse_json_text(outcome.modified_document.as_ref()),
+                          "ChangeVector": outcome.change_vector, "Collection": outcome.collection});
+    if let Some(lm) = outcome.last_modified {
+        body["LastModified"] = json!(format_date(lm));
+    }
+    Ok(json_value(StatusCode::OK, &body))
+}
