@@ -103,9 +103,15 @@ impl DocumentIndex {
     fn aggregate_columns(
         &self,
         reader: &SegmentReader,
-        names: &[String],
+        names: &[Option<String>],
     ) -> Result<Vec<Option<tantivy::columnar::Column<f64>>>, IndexError> {
-        names.iter().map(|n| Ok(reader.fast_fields().f64(n).ok())).collect()
+        Ok(names.iter().map(|n| n.as_ref().and_then(|n| reader.fast_fields().f64(n).ok())).collect())
+    }
+
+    /// Numeric columns of aggregated fields; a field the index does not have aggregates nothing (as in
+    /// RavenDB, where it has no values).
+    fn aggregate_column_names(&self, fields: &[String]) -> Vec<Option<String>> {
+        fields.iter().map(|f| self.column_name(f, |h| &h.sort_double).ok()).collect()
     }
 
     /// Every term of `field` among the entries `filter` matches, with how many entries have it and the
@@ -114,7 +120,7 @@ impl DocumentIndex {
         let query = QueryBuilder::new(&self.schema).build(filter)?;
         let searcher = self.reader.searcher();
         let facet_column = self.column_name(field, |h| &h.facet)?;
-        let aggregate_columns = aggregate_fields.iter().map(|f| self.column_name(f, |h| &h.sort_double)).collect::<Result<Vec<_>, _>>()?;
+        let aggregate_columns = self.aggregate_column_names(aggregate_fields);
         let mut by_term: HashMap<String, TermCount> = HashMap::new();
         for (segment, docs) in self.matches(&searcher, query.as_ref())? {
             let reader = searcher.segment_reader(segment);
@@ -166,7 +172,7 @@ impl DocumentIndex {
         let both: Box<dyn Query> =
             Box::new(BooleanQuery::new(vec![(Occur::Must, builder.build(filter)?), (Occur::Must, builder.build(range)?)]));
         let searcher = self.reader.searcher();
-        let aggregate_columns = aggregate_fields.iter().map(|f| self.column_name(f, |h| &h.sort_double)).collect::<Result<Vec<_>, _>>()?;
+        let aggregate_columns = self.aggregate_column_names(aggregate_fields);
         let mut aggregates: Vec<Aggregate> =
             aggregate_fields.iter().map(|f| Aggregate { field: f.clone(), ..Default::default() }).collect();
         let mut count = 0u64;
@@ -213,6 +219,9 @@ mod tests {
         let mut tags = index.term_facet(&Filter::All, "Tags", &[]).unwrap();
         tags.sort_by(|a, b| a.term.cmp(&b.term));
         assert_eq!(tags.iter().map(|t| (t.term.as_str(), t.count)).collect::<Vec<_>>(), vec![("a", 1), ("b", 2)]);
+        // A field the index lacks aggregates nothing instead of failing the query.
+        let missing = index.term_facet(&Filter::All, "Brand", &["Nope".into()]).unwrap();
+        assert!(missing.iter().all(|t| t.aggregates[0].count == 0 && t.aggregates[0].sum == 0.0));
         let cheap = Filter::Range { field: "Price".into(), lower: None, upper: Some((Value::Long(200), false)) };
         let only_cheap = index.term_facet(&cheap, "Brand", &[]).unwrap();
         assert_eq!(only_cheap.iter().map(|t| t.count).sum::<u64>(), 2);
