@@ -7,6 +7,7 @@ mod blob_store;
 mod catalog;
 mod counters;
 mod error;
+mod index_env;
 mod map_reduce_store;
 mod merger;
 mod preallocate;

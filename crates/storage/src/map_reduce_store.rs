@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Database, Env, WithoutTls};
 
 use crate::StorageError;
 
@@ -67,12 +67,7 @@ fn json_array(texts: &[String]) -> String {
 
 impl MapReduceStore {
     pub fn open(path: &Path) -> Result<MapReduceStore, StorageError> {
-        std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
-        let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(64 << 30).max_dbs(4);
-        // SAFETY (heed's contract): each index directory is opened once per process (the registry owns it).
-        #[allow(unsafe_code)]
-        let env = unsafe { open.open(path)? };
+        let env = crate::index_env::open_index_env(path, 64 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
         let entries = env.create_database(&mut wtxn, Some(ENTRIES))?;
         let doc_keys = env.create_database(&mut wtxn, Some(DOC_KEYS))?;

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Database, Env, WithoutTls};
 
 use crate::StorageError;
 
@@ -69,12 +69,7 @@ fn decode_entry(bytes: &[u8]) -> Result<MapOutput, StorageError> {
 
 impl ReduceStore {
     pub fn open(path: &Path) -> Result<ReduceStore, StorageError> {
-        std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
-        let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(16 << 30).max_dbs(4);
-        // SAFETY (heed's contract): each index directory is opened once per process (the registry owns it).
-        #[allow(unsafe_code)]
-        let env = unsafe { open.open(path)? };
+        let env = crate::index_env::open_index_env(path, 16 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
         let entries = env.create_database(&mut wtxn, Some(ENTRIES))?;
         let results = env.create_database(&mut wtxn, Some(RESULTS))?;

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Database, Env, WithoutTls};
 
 use crate::StorageError;
 
@@ -30,12 +30,7 @@ fn pair_key(loaded: &str, loading: &str) -> Vec<u8> {
 
 impl ReferenceStore {
     pub fn open(path: &Path) -> Result<ReferenceStore, StorageError> {
-        std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
-        let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(16 << 30).max_dbs(2);
-        // SAFETY (heed's contract): each index directory is opened once per process (the registry owns it).
-        #[allow(unsafe_code)]
-        let env = unsafe { open.open(path)? };
+        let env = crate::index_env::open_index_env(path, 16 << 30, 2)?;
         let mut wtxn = env.write_txn()?;
         let refs = env.create_database(&mut wtxn, Some(REFS))?;
         let by_doc = env.create_database(&mut wtxn, Some(BY_DOC))?;

@@ -258,17 +258,29 @@ fn names_and(body: &Value, field: &str) -> ApiResult<(Vec<String>, String)> {
     Ok((names, value.to_owned()))
 }
 
+/// `POST /indexes/set-lock` and `/indexes/set-priority`: read `{"IndexNames", <field>}` and apply `set`.
+async fn set_for_names(
+    state: AppState,
+    db: String,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Body,
+    field: &'static str,
+    set: fn(&corvid_engine::Database, &[String], &str) -> Result<(), corvid_engine::EngineError>,
+) -> ApiResult<Response> {
+    let body = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
+    let (names, value) = names_and(&body, field)?;
+    let database = state.landlord.database(&db).await?;
+    blocking(move || Ok(set(&database, &names, &value)?)).await?;
+    Ok(no_content())
+}
+
 pub async fn set_lock(
     State(state): State<AppState>,
     Path(db): Path<String>,
     headers: axum::http::HeaderMap,
     body: axum::body::Body,
 ) -> ApiResult<Response> {
-    let body = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
-    let (names, mode) = names_and(&body, "Mode")?;
-    let database = state.landlord.database(&db).await?;
-    blocking(move || Ok(database.set_indexes_lock_mode(&names, &mode)?)).await?;
-    Ok(no_content())
+    set_for_names(state, db, headers, body, "Mode", corvid_engine::Database::set_indexes_lock_mode).await
 }
 
 pub async fn set_priority(
@@ -277,11 +289,7 @@ pub async fn set_priority(
     headers: axum::http::HeaderMap,
     body: axum::body::Body,
 ) -> ApiResult<Response> {
-    let body = crate::body::read_json(body, &headers, state.config.max_body_bytes).await?;
-    let (names, priority) = names_and(&body, "Priority")?;
-    let database = state.landlord.database(&db).await?;
-    blocking(move || Ok(database.set_indexes_priority(&names, &priority)?)).await?;
-    Ok(no_content())
+    set_for_names(state, db, headers, body, "Priority", corvid_engine::Database::set_indexes_priority).await
 }
 
 /// `POST /indexes/has-changed` with an IndexDefinition: whether storing it would change the index.
