@@ -140,7 +140,7 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     Ok(response)
 }
 
-fn required_id(query: &QueryParams) -> ApiResult<String> {
+pub(super) fn required_id(query: &QueryParams) -> ApiResult<String> {
     query
         .get_non_empty("id")
         .map(str::to_owned)

@@ -93,10 +93,7 @@ pub async fn patch_doc(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let id = query
-        .get_non_empty("id")
-        .map(str::to_owned)
-        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required and must not be empty".into()))?;
+    let id = super::docs::required_id(&query)?;
     if query.get_bool("test") {
         return Err(ApiError::BadRequest("Test patches (test=true) are not supported by this server yet".into()));
     }
@@ -148,10 +145,7 @@ pub async fn json_patch(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let id = query
-        .get_non_empty("id")
-        .map(str::to_owned)
-        .ok_or_else(|| ApiError::BadRequest("Query string parameter 'id' is required and must not be empty".into()))?;
+    let id = super::docs::required_id(&query)?;
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let ops = corvid_engine::parse_json_patch(&request)?;
     let database = state.landlord.database(&db).await?;
