@@ -3,11 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Count, TopDocs};
-use tantivy::directory::MmapDirectory;
 use tantivy::indexer::IndexWriterOptions;
 use tantivy::query::Query;
 use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
@@ -15,6 +15,7 @@ use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searche
 use crate::entry::build_document;
 use crate::query_builder::QueryBuilder;
 use crate::schema::{register_analyzers, IndexSchema};
+use crate::soft_sync::{current_boot_id, SoftSyncDirectory};
 use crate::sort_collector::{resolve_ords, KeySource, KeySpec, MultiKeyCollector};
 use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey, SortKind};
 
@@ -28,6 +29,9 @@ const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
 const MERGE_THREADS: usize = 1;
 /// Pages reaching past this many entries take the general sort path (see `collect`).
 const DEEP_PAGE: usize = 1024;
+/// Commits are visible at once but fsynced only at checkpoints (see `soft_sync.rs`), at most this long apart
+/// while the index changes. A power loss inside the window costs a rebuild of the index, so it stays short.
+pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The commit payload: where indexing resumes, and what the index was built for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -44,11 +48,24 @@ pub struct DocumentIndex {
     pub(crate) reader: IndexReader,
     writer: Mutex<IndexWriter<TantivyDocument>>,
     last_etag: AtomicU64,
+    directory: SoftSyncDirectory,
+    last_checkpoint: Mutex<Instant>,
+    /// The background checkpoint in progress, if any: its fsyncs must not hold up the indexing thread.
+    checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for DocumentIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DocumentIndex").field("dir", &self.dir).field("last_etag", &self.last_indexed_etag()).finish()
+    }
+}
+
+impl Drop for DocumentIndex {
+    /// A background checkpoint must not outlive the index (its directory may be removed next).
+    fn drop(&mut self) {
+        if let Some(running) = self.checkpointer.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = running.join();
+        }
     }
 }
 
@@ -60,11 +77,24 @@ impl DocumentIndex {
     /// Opens the index in `dir`, or creates it there. Reopening resumes from the last commit; an index built
     /// for another spec or format is `Corrupted`.
     pub fn open_or_create(dir: &Path, spec: &IndexSpec) -> Result<DocumentIndex, IndexError> {
+        Self::open_in_boot(dir, spec, current_boot_id())
+    }
+
+    /// [`Self::open_or_create`] as if the machine's boot id were `boot_id` (tests simulate reboots with it).
+    pub(crate) fn open_in_boot(dir: &Path, spec: &IndexSpec, boot_id: String) -> Result<DocumentIndex, IndexError> {
         std::fs::create_dir_all(dir)?;
         let schema = IndexSchema::build(spec);
-        let directory = MmapDirectory::open(dir).map_err(|e| corrupted(dir, e))?;
+        let directory = match SoftSyncDirectory::open(dir, boot_id).map_err(|e| corrupted(dir, e))? {
+            Ok(directory) => directory,
+            Err(lost) => {
+                return Err(corrupted(
+                    dir,
+                    format!("the machine restarted (boot {}) before its last commits were synced", lost.written_in_boot),
+                ))
+            }
+        };
         let (index, last_etag, fresh) = if Index::exists(&directory).map_err(|e| corrupted(dir, e))? {
-            let index = Index::open(directory).map_err(|e| corrupted(dir, e))?;
+            let index = Index::open(directory.clone()).map_err(|e| corrupted(dir, e))?;
             let payload = index.load_metas().map_err(|e| corrupted(dir, e))?.payload;
             let last_etag = match payload {
                 // Created but never committed: nothing indexed yet.
@@ -85,7 +115,7 @@ impl DocumentIndex {
             }
             (index, last_etag, false)
         } else {
-            (Index::create(directory, schema.schema.clone(), Default::default())?, 0, true)
+            (Index::create(directory.clone(), schema.schema.clone(), Default::default())?, 0, true)
         };
         register_analyzers(&index);
         let options = IndexWriterOptions::builder()
@@ -102,6 +132,9 @@ impl DocumentIndex {
             reader,
             writer: Mutex::new(writer),
             last_etag: AtomicU64::new(last_etag),
+            directory,
+            last_checkpoint: Mutex::new(Instant::now()),
+            checkpointer: Mutex::new(None),
         };
         if fresh {
             // Record the spec right away, so a reopen can check it even before the first batch.
@@ -118,9 +151,54 @@ impl DocumentIndex {
         self.last_etag.load(AtomicOrdering::Acquire)
     }
 
+    /// Fsyncs everything committed so far (see `soft_sync.rs`), waiting for a background checkpoint first.
+    /// Called at shutdown.
+    pub fn checkpoint(&self) -> Result<(), IndexError> {
+        if let Some(running) = self.checkpointer.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = running.join();
+        }
+        *self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
+        self.directory.checkpoint()?;
+        Ok(())
+    }
+
+    /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] and
+    /// none is running.
+    pub fn checkpoint_if_due(&self) -> Result<(), IndexError> {
+        let mut last = self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner);
+        if last.elapsed() < CHECKPOINT_INTERVAL {
+            return Ok(());
+        }
+        let mut running = self.checkpointer.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.as_ref().is_some_and(|t| !t.is_finished()) {
+            return Ok(());
+        }
+        *last = Instant::now();
+        let directory = self.directory.clone();
+        let dir = self.dir.clone();
+        let thread = std::thread::Builder::new().name("index-checkpoint".into()).spawn(move || {
+            let started = Instant::now();
+            match directory.checkpoint() {
+                Ok(true) => tracing::debug!(dir = %dir.display(), took_ms = started.elapsed().as_millis() as u64, "index checkpoint"),
+                Ok(false) => {}
+                // The commits stay valid for this boot; the next checkpoint retries.
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "index checkpoint failed"),
+            }
+        })?;
+        *running = Some(thread);
+        Ok(())
+    }
+
+    /// Whether commits since the last checkpoint are still unsynced.
+    pub fn has_unsynced_commits(&self) -> bool {
+        self.directory.is_dirty()
+    }
+
     /// Replaces the entries of `upserts` (by key), removes `deletes`, commits with `last_etag` as the commit
-    /// payload and reloads the reader. On error nothing of the batch is committed.
+    /// payload and reloads the reader. On error nothing of the batch is committed. The commit is visible at
+    /// once and survives a process crash; it is fsynced by the next checkpoint.
     pub fn apply(&self, upserts: &[MappedDocument], deletes: &[String], last_etag: u64) -> Result<(), IndexError> {
+        let started = Instant::now();
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let result = self.write_batch(&mut writer, upserts, deletes, last_etag);
         if result.is_err() {
@@ -130,9 +208,19 @@ impl DocumentIndex {
             return result;
         }
         drop(writer);
+        let committed = started.elapsed();
         self.last_etag.store(last_etag, AtomicOrdering::Release);
         self.reader.reload()?;
-        Ok(())
+        tracing::debug!(
+            dir = %self.dir.display(),
+            entries = upserts.len(),
+            deletes = deletes.len(),
+            commit_ms = committed.as_secs_f64() * 1e3,
+            reload_ms = (started.elapsed() - committed).as_secs_f64() * 1e3,
+            segments = self.reader.searcher().segment_readers().len(),
+            "index batch committed"
+        );
+        self.checkpoint_if_due()
     }
 
     fn write_batch(
@@ -142,12 +230,24 @@ impl DocumentIndex {
         deletes: &[String],
         last_etag: u64,
     ) -> Result<(), IndexError> {
+        // A delete makes tantivy open a reader on every segment at commit, a cost that grows with the index,
+        // so keys the index has never seen (new documents) are not deleted. The reader is current: this is the
+        // only writer and every commit reloads it.
+        let searcher = self.reader.searcher();
+        let indexed = |term: &Term| searcher.doc_freq(term).map(|n| n > 0);
         for key in deletes {
-            writer.delete_term(Term::from_field_text(self.schema.key, key));
+            let term = Term::from_field_text(self.schema.key, key);
+            if indexed(&term)? {
+                writer.delete_term(term);
+            }
         }
+        let mut added = std::collections::HashSet::with_capacity(upserts.len());
         for entry in upserts {
+            let term = Term::from_field_text(self.schema.key, &entry.key);
             // Deletes only affect documents added before them, so a key repeated in the batch keeps its last version.
-            writer.delete_term(Term::from_field_text(self.schema.key, &entry.key));
+            if !added.insert(entry.key.as_str()) || indexed(&term)? {
+                writer.delete_term(term);
+            }
             writer.add_document(build_document(&self.schema, entry))?;
         }
         let payload = CommitPayload { format: FORMAT_VERSION, last_etag, spec: self.spec.clone() };

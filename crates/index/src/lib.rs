@@ -10,6 +10,7 @@ mod entry;
 mod facets;
 mod query_builder;
 mod schema;
+mod soft_sync;
 mod sort_collector;
 mod spatial;
 mod terms;
@@ -17,11 +18,13 @@ mod terms;
 #[cfg(test)]
 mod differential_tests;
 #[cfg(test)]
+mod soft_sync_tests;
+#[cfg(test)]
 mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use document_index::DocumentIndex;
+pub use document_index::{DocumentIndex, CHECKPOINT_INTERVAL};
 pub use facets::{Aggregate, TermCount};
 pub use schema::Analyzer;
 pub use spatial::{distance_km, parse_wkt, point_of, EARTH_RADIUS_KM};

@@ -200,6 +200,7 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
                     retired_narrower = true;
                 }
                 *handle.status.lock() = "Idle: caught up".into();
+                checkpoint(handle, false);
                 watch.wait_beyond(handle.processed_etag.load(Ordering::Relaxed), Duration::from_secs(1));
             }
             Ok(Err(e)) => {
@@ -215,7 +216,22 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
             }
         }
     }
+    checkpoint(handle, true);
     *handle.status.lock() = "Stopped".into();
+}
+
+/// Fsyncs the tantivy commits of an index that is idle (when due) or stopping (always); see `soft_sync.rs`.
+/// A failure only delays durability: the commits stay valid for this boot and the next checkpoint retries.
+fn checkpoint(handle: &IndexHandle, stopping: bool) {
+    let index = match &handle.index {
+        IndexBackend::Search(index) => index,
+        IndexBackend::StaticReduce { results, .. } => results,
+        IndexBackend::Reduce(_) => return,
+    };
+    let result = if stopping { index.checkpoint() } else { index.checkpoint_if_due() };
+    if let Err(e) = result {
+        tracing::warn!(index = %handle.definition.name, error = %e, "index checkpoint failed");
+    }
 }
 
 /// Runs a static index's maps; documents without entries (or whose map failed) go to `unmapped`, so their
