@@ -7,8 +7,9 @@ from __future__ import annotations
 import math
 import random
 
-from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractJavaScriptIndexCreationTask
-from ravendb.documents.queries.spatial import PointField
+from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractIndexCreationTask, AbstractJavaScriptIndexCreationTask
+from ravendb.documents.indexes.spatial.configuration import SpatialRelation
+from ravendb.documents.queries.spatial import PointField, WktField
 
 from corvid_support import assert_error_json
 
@@ -98,5 +99,101 @@ def test_polygon_and_disjoint_raw(store, server_url, db_name, http):
     assert {d["name"] for d in r.json()["Results"]} == far
     r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'PlacesByLocation' where spatial.within(name, spatial.circle(1, 2, 3))"})
     assert "not a spatial field" in assert_error_json(r)["Message"]
-    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from Places where spatial.within(spatial.point(latitude, longitude), spatial.wkt('LINESTRING(0 0, 1 1)'))"})
-    assert "unsupported WKT" in assert_error_json(r)["Message"]
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from Places where spatial.within(spatial.point(latitude, longitude), spatial.wkt('TRIANGLE(0 0, 1 1)'))"})
+    assert "invalid WKT shape" in assert_error_json(r)["Message"]
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from Places where spatial.within(spatial.point(latitude, longitude), spatial.wkt('POINT(95 181)'))"})
+    assert "longitude" in assert_error_json(r)["Message"]
+
+
+class Area:
+    def __init__(self, name: str = None, kind: str = None, wkt: str = None):
+        self.name = name
+        self.kind = kind
+        self.wkt = wkt
+
+
+class AreasByShape(AbstractIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.map = "from a in docs.Areas select new { a.name, a.kind, shape = CreateSpatialField(a.wkt) }"
+
+
+def _box(min_lng, min_lat, max_lng, max_lat):
+    return f"POLYGON(({min_lng} {min_lat}, {max_lng} {min_lat}, {max_lng} {max_lat}, {min_lng} {max_lat}, {min_lng} {min_lat}))"
+
+
+def _areas(store, n=120, seed=5):
+    """Random boxes (polygons) and roads (horizontal lines) around the query region; returns name -> box."""
+    rng = random.Random(seed)
+    boxes = {}
+    with store.open_session() as s:
+        for i in range(n):
+            lng, lat = round(rng.uniform(30.0, 40.0), 3), round(rng.uniform(25.0, 35.0), 3)
+            w, h = round(rng.uniform(0.1, 3.0), 3), round(rng.uniform(0.1, 3.0), 3)
+            if i % 4 == 3:  # a road: a line, as a box of zero height
+                boxes[f"a{i}"] = (lng, lat, lng + w, lat)
+                wkt = f"LINESTRING({lng} {lat}, {lng + w} {lat})"
+            else:
+                boxes[f"a{i}"] = (lng, lat, lng + w, lat + h)
+                wkt = _box(lng, lat, lng + w, lat + h)
+            s.store(Area(f"a{i}", "road" if i % 4 == 3 else "park", wkt), f"areas/{i}")
+        s.save_changes()
+    return boxes
+
+
+REGION = (33.0, 28.0, 37.0, 32.0)  # min lng, min lat, max lng, max lat
+
+
+def _within(b, r):
+    return r[0] <= b[0] and b[2] <= r[2] and r[1] <= b[1] and b[3] <= r[3]
+
+
+def _intersects(b, r):
+    return b[0] <= r[2] and r[0] <= b[2] and b[1] <= r[3] and r[1] <= b[3]
+
+
+def test_indexed_shapes_relate_to_query_shapes(store):
+    boxes = _areas(store)
+    AreasByShape().execute(store)
+    region = _box(*REGION)
+    expected = {
+        SpatialRelation.WITHIN: {n for n, b in boxes.items() if _within(b, REGION)},
+        SpatialRelation.INTERSECTS: {n for n, b in boxes.items() if _intersects(b, REGION)},
+        SpatialRelation.DISJOINT: {n for n, b in boxes.items() if not _intersects(b, REGION)},
+    }
+    for relation, names in expected.items():
+        with store.open_session() as s:
+            got = {a.name for a in s.query_index("AreasByShape", Area).wait_for_non_stale_results().relates_to_shape("shape", region, relation)}
+        assert got == names, relation
+        assert names, f"the random data should exercise {relation}"
+    # A point query: the areas that contain it.
+    lng, lat = 35.0, 30.0
+    containing = {n for n, b in boxes.items() if b[1] != b[3] and b[0] <= lng <= b[2] and b[1] <= lat <= b[3]}
+    with store.open_session() as s:
+        got = {a.name for a in s.query_index("AreasByShape", Area).spatial("shape", lambda f: f.contains(f"POINT({lng} {lat})"))}
+    assert got == containing
+
+
+def test_distance_as_a_later_sort_key_and_from_a_wkt_origin(store):
+    boxes = _areas(store)
+    AreasByShape().execute(store)
+    center = lambda b: ((b[1] + b[3]) / 2, (b[0] + b[2]) / 2)  # noqa: E731  (lat, lng) of a box's centroid
+    origin = (30.0, 35.0)
+    with store.open_session() as s:
+        got = list(
+            s.query_index("AreasByShape", Area).wait_for_non_stale_results().order_by("kind").order_by_distance("shape", *origin)
+        )
+    expected = sorted(boxes, key=lambda n: ("park" if int(n[1:]) % 4 != 3 else "road", haversine(*origin, *center(boxes[n]))))
+    assert [a.name for a in got] == expected
+    with store.open_session() as s:
+        got = list(s.query_index("AreasByShape", Area).order_by_distance_descending_wkt("shape", _box(34.9, 29.9, 35.1, 30.1)).take(10))
+    expected = sorted(boxes, key=lambda n: haversine(*origin, *center(boxes[n])), reverse=True)[:10]
+    assert [a.name for a in got] == expected
+
+
+def test_dynamic_wkt_field(store):
+    boxes = _areas(store, n=40)
+    region = _box(*REGION)
+    with store.open_session() as s:
+        got = {a.name for a in s.query(object_type=Area).spatial(WktField("wkt"), lambda f: f.intersects(region)).wait_for_non_stale_results()}
+    assert got == {n for n, b in boxes.items() if _intersects(b, REGION)}

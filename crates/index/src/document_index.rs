@@ -21,7 +21,7 @@ use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey
 
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
 /// `Corrupted` so the engine rebuilds it.
-const FORMAT_VERSION: u32 = 2;
+const FORMAT_VERSION: u32 = 3;
 /// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
 const WRITER_THREADS: usize = 1;
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
@@ -271,13 +271,7 @@ impl DocumentIndex {
     pub fn search(&self, filter: &Filter, sort: &[SortKey], skip: usize, take: usize) -> Result<SearchResult, IndexError> {
         let query = QueryBuilder::new(&self.schema).build(filter)?;
         let searcher = self.reader.searcher();
-        let (hits, total) = match sort.first().map(|k| k.kind) {
-            Some(SortKind::Distance { lat_e7, lng_e7 }) => {
-                let origin = (lat_e7 as f64 / 1e7, lng_e7 as f64 / 1e7);
-                self.collect_by_distance(&searcher, query.as_ref(), &sort[0], origin, skip, take)?
-            }
-            _ => self.collect(&searcher, query.as_ref(), filter, sort, skip, take)?,
-        };
+        let (hits, total) = self.collect(&searcher, query.as_ref(), filter, sort, skip, take)?;
         let keys = self.keys_of(&searcher, hits.iter().map(|(a, _)| *a))?;
         Ok(SearchResult { keys, total, scores: hits.iter().map(|(_, s)| *s).collect() })
     }
@@ -349,8 +343,11 @@ impl DocumentIndex {
                 SortKind::Long => KeySource::Numeric(field.sort_long.name.clone()),
                 SortKind::Double => KeySource::Numeric(field.sort_double.name.clone()),
                 SortKind::Score => unreachable!("handled above"),
-                SortKind::Distance { .. } => {
-                    return Err(IndexError::InvalidQuery("ordering by distance must come first in 'order by'".into()))
+                SortKind::Distance { lat_e7, lng_e7 } => {
+                    let columns = field.spatial.clone().ok_or_else(|| {
+                        IndexError::InvalidQuery(format!("cannot sort by distance on '{}': it is not a spatial field", key.field))
+                    })?;
+                    KeySource::Distance { columns, origin: (lat_e7 as f64 / 1e7, lng_e7 as f64 / 1e7) }
                 }
             }
         };

@@ -121,14 +121,17 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
     let mut doc = TantivyDocument::new();
     doc.add_text(schema.key, &entry.key);
     for (i, field) in schema.fields.iter().enumerate() {
-        if let Some((lat, lng)) = &field.spatial {
-            let points = crate::spatial::points_at(&entry.body, &field.path);
-            if !points.is_empty() {
+        if let Some(columns) = &field.spatial {
+            let values = crate::spatial::spatial_values_at(&entry.body, &field.path);
+            if !values.points.is_empty() || !values.shapes.is_empty() {
                 doc.add_text(schema.exists, i.to_string());
             }
-            for (a, b) in points {
-                doc.add_f64(lat.field, a);
-                doc.add_f64(lng.field, b);
+            for (lat, lng) in values.points {
+                doc.add_f64(columns.lat.field, lat);
+                doc.add_f64(columns.lng.field, lng);
+            }
+            for shape in values.shapes {
+                doc.add_bytes(columns.shape.field, shape.as_bytes());
             }
             continue;
         }

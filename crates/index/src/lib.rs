@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 pub use document_index::{DocumentIndex, CHECKPOINT_INTERVAL};
 pub use facets::{Aggregate, TermCount};
 pub use schema::Analyzer;
-pub use spatial::{distance_km, parse_wkt, point_of, EARTH_RADIUS_KM};
+pub use spatial::{distance_km, parse_wkt, point_of, shape_center, EARTH_RADIUS_KM};
 
 /// One field of an index definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,12 +175,12 @@ pub enum Shape {
         lng: f64,
         radius_km: f64,
     },
-    /// Vertices as (lat, lng); the ring closes itself.
-    Polygon(Vec<(f64, f64)>),
+    /// Any other WKT geometry (x is the longitude): polygons with holes, lines, their multi forms.
+    Geometry(geo::Geometry<f64>),
 }
 
-/// How an entry's point relates to the query shape. For points, `Within`, `Intersects` and `Contains`
-/// all mean "the point is in the shape".
+/// How an entry's value relates to the query shape (entry `Within` shape, entry `Contains` shape, ...). For
+/// points, `Within`, `Intersects` and `Contains` all mean "the point is in the shape".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpatialRelation {
     Within,

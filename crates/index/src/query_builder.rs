@@ -97,16 +97,11 @@ impl<'a> QueryBuilder<'a> {
             }
             Filter::Spatial { field, shape, relation } => {
                 let handles = self.field(field)?;
-                let (lat, lng) = handles
+                let columns = handles
                     .spatial
                     .as_ref()
                     .ok_or_else(|| IndexError::InvalidQuery(format!("the field '{field}' is not a spatial field")))?;
-                Box::new(crate::spatial::SpatialQuery {
-                    lat_column: lat.name.clone(),
-                    lng_column: lng.name.clone(),
-                    shape: shape.clone(),
-                    relation: *relation,
-                })
+                Box::new(crate::spatial::SpatialQuery { columns: columns.clone(), shape: shape.clone(), relation: *relation })
             }
         })
     }

@@ -19,8 +19,9 @@
 //! | `f{i}_fv`     | every lower-cased term (not null/empty markers), for facet counts     | fast str, multi-valued  |
 //! | `f{i}_lat`    | spatial fields: each point's latitude (degrees)                        | fast f64, multi-valued  |
 //! | `f{i}_lng`    | spatial fields: each point's longitude, same order as `_lat`           | fast f64, multi-valued  |
+//! | `f{i}_wkt`    | spatial fields: every other shape, as WKT                              | fast bytes, multi-valued|
 
-use tantivy::schema::{Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
+use tantivy::schema::{BytesOptions, Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, WhitespaceTokenizer};
 use tantivy::Index;
 
@@ -63,10 +64,20 @@ pub(crate) struct FieldHandles {
     pub sort_double: Column,
     /// Every term of the entry, for facets.
     pub facet: Column,
-    /// Spatial fields: latitude and longitude of each point (fast f64, multi-valued, same order).
-    pub spatial: Option<(Column, Column)>,
+    /// Spatial fields: their points and shapes.
+    pub spatial: Option<SpatialColumns>,
     /// The analyzer of the full-text form (`search`).
     pub analyzer: Analyzer,
+}
+
+/// The columns of a spatial field.
+#[derive(Debug, Clone)]
+pub(crate) struct SpatialColumns {
+    /// Latitude and longitude of each point (fast f64, multi-valued, same order).
+    pub lat: Column,
+    pub lng: Column,
+    /// Every other shape as WKT (fast bytes, multi-valued).
+    pub shape: Column,
 }
 
 /// A single-valued fast column used for sorting.
@@ -123,11 +134,10 @@ impl IndexSchema {
                     sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                     analyzer,
-                    spatial: f.spatial.then(|| {
-                        (
-                            column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
-                            column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),
-                        )
+                    spatial: f.spatial.then(|| SpatialColumns {
+                        lat: column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                        lng: column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                        shape: column(format!("{name}_wkt"), |n| builder.add_bytes_field(n, BytesOptions::default().set_fast())),
                     }),
                 };
                 handles

@@ -12,6 +12,9 @@ use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, StrColumn};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
+use crate::schema::SpatialColumns;
+use crate::spatial::SegmentShapes;
+
 /// Where one sort key comes from.
 #[derive(Debug, Clone)]
 pub(crate) enum KeySource {
@@ -21,6 +24,8 @@ pub(crate) enum KeySource {
     Numeric(String),
     /// The relevance score.
     Score,
+    /// Distance of the nearest point (or shape center) of a spatial field from `origin` (lat, lng).
+    Distance { columns: SpatialColumns, origin: (f64, f64) },
 }
 
 #[derive(Debug, Clone)]
@@ -60,6 +65,8 @@ enum SegmentColumn {
     Str(Option<StrColumn>),
     Numeric(Option<Column<u64>>),
     Score,
+    /// Entries without a point sort as infinitely far.
+    Distance(Box<SegmentShapes>, (f64, f64)),
 }
 
 pub(crate) struct MultiKeySegmentCollector {
@@ -106,6 +113,9 @@ impl Collector for MultiKeyCollector {
                     KeySource::Str(name) => SegmentColumn::Str(fast.str(name)?),
                     KeySource::Numeric(name) => SegmentColumn::Numeric(fast.u64_lenient(name)?.map(|(c, _)| c)),
                     KeySource::Score => SegmentColumn::Score,
+                    KeySource::Distance { columns, origin } => {
+                        SegmentColumn::Distance(Box::new(SegmentShapes::open(reader, columns)?), *origin)
+                    }
                 })
             })
             .collect::<tantivy::Result<Vec<_>>>()?;
@@ -197,6 +207,7 @@ impl SegmentCollector for MultiKeySegmentCollector {
                 SegmentColumn::Str(c) => c.as_ref().and_then(|c| c.ords().first(doc)),
                 SegmentColumn::Numeric(c) => c.as_ref().and_then(|c| c.first(doc)),
                 SegmentColumn::Score => Some(score_to_u64(score)),
+                SegmentColumn::Distance(shapes, origin) => Some(tantivy::f64_to_u64(shapes.nearest(doc, *origin))),
             };
             self.values.push(value);
         }

@@ -461,8 +461,8 @@ impl Translator<'_> {
         })
     }
 
-    /// The spatial field of `spatial.within(field, …)`: a field name (static indexes) or
-    /// `spatial.point(LatPath, LngPath)` (automatic indexes).
+    /// The spatial field of `spatial.within(field, …)`: a field name (static indexes),
+    /// `spatial.point(LatPath, LngPath)` or `spatial.wkt(WktPath)` (automatic indexes).
     fn spatial_field(&mut self, arg: Option<&Arg>, call: &Call) -> Result<String, EngineError> {
         let path = match arg {
             Some(Arg::Call(point)) if point.is("spatial.point") => {
@@ -470,6 +470,13 @@ impl Translator<'_> {
                     return Err(invalid(format!("spatial.point() needs two field paths (at position {})", point.span.start)));
                 };
                 format!("spatial.point({},{})", self.path(&lat), self.path(&lng))
+            }
+            // A document field holding WKT (the client's `WktField`).
+            Some(Arg::Call(wkt)) if wkt.is("spatial.wkt") => {
+                let Some(path) = wkt.args.first().and_then(Arg::as_field) else {
+                    return Err(invalid(format!("spatial.wkt() needs a field path here (at position {})", wkt.span.start)));
+                };
+                format!("spatial.wkt({})", self.path(&path))
             }
             Some(arg) => match arg.as_field() {
                 Some(path) => self.path(&path),
@@ -802,14 +809,22 @@ fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<SortKey>, Engin
             Operand::Call(call) if call.is("random") => {} // handled by random_seed()
             Operand::Call(call) if call.is("spatial.distance") => {
                 let spatial = t.spatial_field(call.args.first(), call)?;
-                let Some(Arg::Call(point)) = call.args.get(1).filter(|a| matches!(a, Arg::Call(p) if p.is("spatial.point"))) else {
-                    return Err(invalid(format!(
-                        "spatial.distance() needs spatial.point(lat, lng) as its origin (at position {})",
-                        call.span.start
-                    )));
+                let (lat, lng) = match call.args.get(1) {
+                    Some(Arg::Call(point)) if point.is("spatial.point") => {
+                        (t.number_arg(point.args.first(), "a latitude", point)?, t.number_arg(point.args.get(1), "a longitude", point)?)
+                    }
+                    // `order_by_distance_wkt`: the distance from the shape's center.
+                    Some(Arg::Call(wkt)) if wkt.is("spatial.wkt") => {
+                        let shape = corvid_index::parse_wkt(&t.string_arg(wkt.args.first(), "a WKT shape", wkt)?).map_err(invalid)?;
+                        corvid_index::shape_center(&shape).ok_or_else(|| invalid("spatial.distance() needs a non-empty shape"))?
+                    }
+                    _ => {
+                        return Err(invalid(format!(
+                            "spatial.distance() needs spatial.point(lat, lng) or spatial.wkt(...) as its origin (at position {})",
+                            call.span.start
+                        )))
+                    }
                 };
-                let lat = t.number_arg(point.args.first(), "a latitude", point)?;
-                let lng = t.number_arg(point.args.get(1), "a longitude", point)?;
                 let kind = SortKind::Distance { lat_e7: (lat * 1e7).round() as i64, lng_e7: (lng * 1e7).round() as i64 };
                 sort.push(SortKey { field: spatial, kind, descending: field.descending });
             }

@@ -1,0 +1,305 @@
+//! Spatial fields and queries: points kept as two fast columns (latitude, longitude), other shapes as WKT
+//! in a bytes column; shape filters are evaluated against them segment by segment, and distances are on a
+//! sphere of the Earth's mean radius (what RavenDB's spatial queries use).
+
+mod shapes;
+
+use serde_json::Value as Json;
+use tantivy::columnar::{BytesColumn, Column};
+use tantivy::query::{BitSetDocSet, ConstScorer, EnableScoring, Explanation, Query, Scorer, Weight};
+use tantivy::{BitSet, DocId, Score, SegmentReader};
+
+use crate::entry::values_at;
+use crate::{Shape, SpatialRelation};
+pub use shapes::{center as shape_center, parse_wkt};
+use shapes::{center, PreparedShape};
+
+/// Lucene's / RavenDB's mean Earth radius.
+pub const EARTH_RADIUS_KM: f64 = 6371.0087714;
+
+/// Great-circle distance in kilometres (haversine).
+pub fn distance_km(lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
+    let (p1, p2) = (lat1.to_radians(), lat2.to_radians());
+    let dp = (lat2 - lat1).to_radians();
+    let dl = (lng2 - lng1).to_radians();
+    let a = (dp / 2.0).sin().powi(2) + p1.cos() * p2.cos() * (dl / 2.0).sin().powi(2);
+    2.0 * EARTH_RADIUS_KM * a.sqrt().min(1.0).asin()
+}
+
+fn valid(lat: f64, lng: f64) -> Option<(f64, f64)> {
+    ((-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lng)).then_some((lat, lng))
+}
+
+fn number(value: &Json) -> Option<f64> {
+    match value {
+        Json::Number(n) => n.as_f64(),
+        Json::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A point from an indexed value: `{"Latitude": .., "Longitude": ..}` (any casing, `lat`/`lng`/`lon`),
+/// `[lat, lng]`, or WKT `POINT(lng lat)`.
+pub fn point_of(value: &Json) -> Option<(f64, f64)> {
+    match value {
+        Json::Object(map) => {
+            let find =
+                |names: &[&str]| map.iter().find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n))).and_then(|(_, v)| number(v));
+            valid(find(&["Latitude", "lat"])?, find(&["Longitude", "lng", "lon", "long"])?)
+        }
+        Json::Array(items) if items.len() == 2 => valid(number(&items[0])?, number(&items[1])?),
+        Json::String(text) => match parse_wkt(text) {
+            Ok(Shape::Circle { lat, lng, radius_km: 0.0 }) => valid(lat, lng),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Splits `spatial.point(a, b)` into its two coordinate paths.
+fn point_paths(path: &str) -> Option<(&str, &str)> {
+    let inner = path.strip_prefix("spatial.point(")?.strip_suffix(')')?;
+    let (lat, lng) = inner.split_once(',')?;
+    Some((lat.trim(), lng.trim()))
+}
+
+/// The values of a spatial field in an entry: points, and other shapes as WKT (values that are neither are
+/// skipped, as RavenDB skips them).
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct SpatialValues {
+    pub points: Vec<(f64, f64)>,
+    pub shapes: Vec<String>,
+}
+
+pub(crate) fn spatial_values_at(body: &Json, path: &str) -> SpatialValues {
+    if let Some((lat_path, lng_path)) = point_paths(path) {
+        let lats = values_at(body, lat_path);
+        let lngs = values_at(body, lng_path);
+        let points = lats.iter().zip(&lngs).filter_map(|(a, b)| valid(number(a)?, number(b)?)).collect();
+        return SpatialValues { points, shapes: Vec::new() };
+    }
+    let path = path.strip_prefix("spatial.wkt(").and_then(|p| p.strip_suffix(')')).unwrap_or(path);
+    let mut values = SpatialValues::default();
+    for value in values_at(body, path) {
+        if let Some(point) = point_of(value) {
+            values.points.push(point);
+        } else if let Json::String(text) = value {
+            if parse_wkt(text).is_ok() {
+                values.shapes.push(text.trim().to_owned());
+            }
+        }
+    }
+    values
+}
+
+/// A segment's spatial columns of one field.
+pub(crate) struct SegmentShapes {
+    lats: Option<Column<f64>>,
+    lngs: Option<Column<f64>>,
+    shapes: Option<BytesColumn>,
+}
+
+impl SegmentShapes {
+    pub fn open(reader: &SegmentReader, columns: &crate::schema::SpatialColumns) -> tantivy::Result<SegmentShapes> {
+        let fast = reader.fast_fields();
+        Ok(SegmentShapes {
+            lats: fast.f64(&columns.lat.name).ok(),
+            lngs: fast.f64(&columns.lng.name).ok(),
+            shapes: fast.bytes(&columns.shape.name)?,
+        })
+    }
+
+    fn points(&self, doc: DocId) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let pairs = match (&self.lats, &self.lngs) {
+            (Some(lats), Some(lngs)) => Some(lats.values_for_doc(doc).zip(lngs.values_for_doc(doc))),
+            _ => None,
+        };
+        pairs.into_iter().flatten()
+    }
+
+    /// The document's non-point shapes (an unreadable one is skipped: it parsed when indexed).
+    fn shapes(&self, doc: DocId) -> Vec<Shape> {
+        let Some(column) = &self.shapes else { return Vec::new() };
+        let mut buffer = Vec::new();
+        column
+            .term_ords(doc)
+            .filter_map(|ord| {
+                buffer.clear();
+                column.ord_to_bytes(ord, &mut buffer).ok()?;
+                parse_wkt(std::str::from_utf8(&buffer).ok()?).ok()
+            })
+            .collect()
+    }
+
+    /// Distance in km from `origin` to the nearest point or shape center; infinite without any.
+    pub fn nearest(&self, doc: DocId, origin: (f64, f64)) -> f64 {
+        let points = self.points(doc).map(|(lat, lng)| distance_km(origin.0, origin.1, lat, lng));
+        let centers =
+            self.shapes(doc).iter().filter_map(center).map(|(lat, lng)| distance_km(origin.0, origin.1, lat, lng)).collect::<Vec<_>>();
+        points.chain(centers).fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// Entries whose points or shapes relate to a query shape; evaluated per segment on the spatial columns.
+#[derive(Debug, Clone)]
+pub(crate) struct SpatialQuery {
+    pub columns: crate::schema::SpatialColumns,
+    pub shape: Shape,
+    pub relation: SpatialRelation,
+}
+
+impl Query for SpatialQuery {
+    fn weight(&self, _: EnableScoring<'_>) -> tantivy::Result<Box<dyn Weight>> {
+        Ok(Box::new(self.clone()))
+    }
+}
+
+impl SpatialQuery {
+    fn matching(&self, reader: &SegmentReader) -> tantivy::Result<Vec<DocId>> {
+        let columns = SegmentShapes::open(reader, &self.columns)?;
+        let query = PreparedShape::new(&self.shape);
+        let mut out = Vec::new();
+        for doc in 0..reader.max_doc() {
+            // A point is within, intersects and (leniently, as RavenDB answers for points) contains the
+            // shapes it lies in.
+            let mut any = false;
+            let mut relates = false;
+            for (lat, lng) in columns.points(doc) {
+                any = true;
+                if query.contains_point(lat, lng) {
+                    relates = true;
+                    break;
+                }
+            }
+            let keep = if self.relation == SpatialRelation::Disjoint {
+                // Disjoint: the entry has a value and none of its values meets the shape.
+                let shapes = columns.shapes(doc);
+                (any || !shapes.is_empty()) && !relates && shapes.iter().all(|s| query.relates(s, SpatialRelation::Disjoint))
+            } else {
+                relates || columns.shapes(doc).iter().any(|s| query.relates(s, self.relation))
+            };
+            if keep {
+                out.push(doc);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl Weight for SpatialQuery {
+    fn scorer(&self, reader: &SegmentReader, boost: Score) -> tantivy::Result<Box<dyn Scorer>> {
+        let mut docs = BitSet::with_max_value(reader.max_doc());
+        for doc in self.matching(reader)? {
+            docs.insert(doc);
+        }
+        Ok(Box::new(ConstScorer::new(BitSetDocSet::from(docs), boost)))
+    }
+
+    fn explain(&self, reader: &SegmentReader, doc: DocId) -> tantivy::Result<Explanation> {
+        let matched = self.matching(reader)?.binary_search(&doc).is_ok();
+        Ok(Explanation::new(if matched { "spatial match" } else { "no spatial match" }, if matched { 1.0 } else { 0.0 }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn distances_and_shapes() {
+        // Tel Aviv -> Jerusalem is about 54 km.
+        let d = distance_km(32.0853, 34.7818, 31.7683, 35.2137);
+        assert!((d - 54.0).abs() < 2.0, "{d}");
+        let circle = Shape::Circle { lat: 32.0853, lng: 34.7818, radius_km: 60.0 };
+        assert!(shapes::shape_contains(&circle, 31.7683, 35.2137));
+    }
+
+    #[test]
+    fn points_from_values_and_paths() {
+        assert_eq!(point_of(&json!({"Latitude": 1.5, "longitude": 2})), Some((1.5, 2.0)));
+        assert_eq!(point_of(&json!("POINT(2 1)")), Some((1.0, 2.0)));
+        assert_eq!(point_of(&json!([91, 0])), None);
+        let body = json!({"Lat": 10, "Lng": 20, "Places": [{"P": {"lat": 1, "lng": 2}}]});
+        assert_eq!(spatial_values_at(&body, "spatial.point(Lat, Lng)").points, vec![(10.0, 20.0)]);
+        assert_eq!(spatial_values_at(&body, "Places[].P").points, vec![(1.0, 2.0)]);
+        assert_eq!(spatial_values_at(&json!({"W": "POINT(2 1)"}), "spatial.wkt(W)").points, vec![(1.0, 2.0)]);
+        let mixed = json!({"Areas": ["POINT(2 1)", " POLYGON((0 0, 1 0, 1 1, 0 0)) ", "nowhere", 7]});
+        assert_eq!(
+            spatial_values_at(&mixed, "Areas[]"),
+            SpatialValues { points: vec![(1.0, 2.0)], shapes: vec!["POLYGON((0 0, 1 0, 1 1, 0 0))".into()] }
+        );
+    }
+
+    #[test]
+    fn radius_filters_and_distance_order_through_the_index() {
+        use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
+        let dir = tempfile::tempdir().unwrap();
+        let spec = IndexSpec {
+            fields: vec![FieldSpec { path: "spatial.point(Lat,Lng)".into(), search: false, exact: false, spatial: true, analyzer: None }],
+        };
+        let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
+        let places = [("tlv", 32.0853, 34.7818), ("jlm", 31.7683, 35.2137), ("hfa", 32.7940, 34.9896), ("nyc", 40.7128, -74.0060)];
+        let docs: Vec<MappedDocument> =
+            places.iter().map(|(k, lat, lng)| MappedDocument { key: (*k).into(), body: json!({"Lat": lat, "Lng": lng}) }).collect();
+        index.apply(&docs, &[], 4).unwrap();
+        let field = "spatial.point(Lat,Lng)".to_owned();
+        let near_tlv = Filter::Spatial {
+            field: field.clone(),
+            shape: Shape::Circle { lat: 32.0853, lng: 34.7818, radius_km: 100.0 },
+            relation: SpatialRelation::Within,
+        };
+        let by_distance =
+            [SortKey { field: field.clone(), kind: SortKind::Distance { lat_e7: 320_853_000, lng_e7: 347_818_000 }, descending: false }];
+        let found = index.search(&near_tlv, &by_distance, 0, 10).unwrap();
+        assert_eq!(found.keys, vec!["tlv", "jlm", "hfa"]);
+        let far = Filter::Spatial {
+            field: field.clone(),
+            shape: Shape::Circle { lat: 32.0853, lng: 34.7818, radius_km: 100.0 },
+            relation: SpatialRelation::Disjoint,
+        };
+        assert_eq!(index.search(&far, &[], 0, 10).unwrap().keys, vec!["nyc"]);
+    }
+
+    #[test]
+    fn indexed_shapes_and_distance_as_a_later_sort_key() {
+        use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
+        let dir = tempfile::tempdir().unwrap();
+        let field = |path: &str, spatial: bool| FieldSpec { path: path.into(), search: false, exact: false, spatial, analyzer: None };
+        let spec = IndexSpec { fields: vec![field("Area", true), field("Kind", false)] };
+        let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
+        let docs = [
+            ("park", "POLYGON((1 1, 2 1, 2 2, 1 2, 1 1))", "a"),
+            ("road", "LINESTRING(-1 5, 11 5)", "a"),
+            ("far", "POLYGON((50 50, 51 50, 51 51, 50 51, 50 50))", "a"),
+            ("spot", "POINT(3 3)", "b"),
+        ];
+        let docs: Vec<MappedDocument> =
+            docs.iter().map(|(k, area, kind)| MappedDocument { key: (*k).into(), body: json!({"Area": area, "Kind": kind}) }).collect();
+        index.apply(&docs, &[], 4).unwrap();
+        let region = parse_wkt("POLYGON((0 0, 10 0, 10 10, 0 10, 0 0))").unwrap();
+        let query = |relation| Filter::Spatial { field: "Area".into(), shape: region.clone(), relation };
+        let keys = |filter: &Filter, sort: &[SortKey]| {
+            let mut keys = index.search(filter, sort, 0, 10).unwrap().keys;
+            if sort.is_empty() {
+                keys.sort();
+            }
+            keys
+        };
+        assert_eq!(keys(&query(SpatialRelation::Within), &[]), vec!["park", "spot"]);
+        assert_eq!(keys(&query(SpatialRelation::Intersects), &[]), vec!["park", "road", "spot"]);
+        assert_eq!(keys(&query(SpatialRelation::Disjoint), &[]), vec!["far"]);
+        let inside_park =
+            Filter::Spatial { field: "Area".into(), shape: parse_wkt("POINT(1.5 1.5)").unwrap(), relation: SpatialRelation::Contains };
+        assert_eq!(keys(&inside_park, &[]), vec!["park"]);
+        // Kind first, then the distance from (0, 0) to each entry's point or shape center.
+        let origin = SortKind::Distance { lat_e7: 0, lng_e7: 0 };
+        let sort = [
+            SortKey { field: "Kind".into(), kind: SortKind::String, descending: false },
+            SortKey { field: "Area".into(), kind: origin, descending: false },
+        ];
+        assert_eq!(keys(&Filter::All, &sort), vec!["park", "road", "far", "spot"]);
+        let sort = [SortKey { field: "Area".into(), kind: origin, descending: true }];
+        assert_eq!(keys(&Filter::All, &sort), vec!["far", "road", "spot", "park"]);
+    }
+}
