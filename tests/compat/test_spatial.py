@@ -8,7 +8,7 @@ import math
 import random
 
 from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractIndexCreationTask, AbstractJavaScriptIndexCreationTask
-from ravendb.documents.indexes.spatial.configuration import SpatialRelation
+from ravendb.documents.indexes.spatial.configuration import SpatialOptionsFactory, SpatialRelation
 from ravendb.documents.queries.spatial import PointField, WktField
 
 from corvid_support import assert_error_json
@@ -197,3 +197,42 @@ def test_dynamic_wkt_field(store):
     with store.open_session() as s:
         got = {a.name for a in s.query(object_type=Area).spatial(WktField("wkt"), lambda f: f.intersects(region)).wait_for_non_stale_results()}
     assert got == {n for n, b in boxes.items() if _intersects(b, REGION)}
+
+
+class ShapesByBoundingBox(AbstractIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.map = "from a in docs.Areas select new { a.name, shape = CreateSpatialField(a.wkt) }"
+        self._spatial("shape", lambda f: f.cartesian().bounding_box_index())
+
+
+class ShapesExactCartesian(AbstractIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.map = "from a in docs.Areas select new { a.name, shape = CreateSpatialField(a.wkt) }"
+        self._spatial("shape", lambda f: f.cartesian().quad_prefix_tree_index(8, SpatialOptionsFactory.SpatialBounds(0, 0, 1000, 1000)))
+
+
+def test_cartesian_fields_and_the_bounding_box_strategy(store):
+    """A U-shaped polygon in plane coordinates beyond the geography range: a query square inside the U's
+    opening meets its bounding box but not the shape itself."""
+    u_shape = "POLYGON((0 0, 0 500, 100 500, 100 100, 500 100, 500 500, 600 500, 600 0, 0 0))"
+    with store.open_session() as s:
+        s.store(Area("u", "shape", u_shape), "areas/u")
+        s.store(Area("dot", "point", "POINT(300 300)"), "areas/dot")
+        s.save_changes()
+    ShapesByBoundingBox().execute(store)
+    ShapesExactCartesian().execute(store)
+    opening = "200 200 400 400"  # spatial4j's rectangle shorthand: minX minY maxX maxY
+
+    def names(index, clause):
+        with store.open_session() as s:
+            return {a.name for a in s.query_index(index, Area).wait_for_non_stale_results().spatial("shape", clause)}
+
+    assert names("ShapesByBoundingBox", lambda f: f.intersects(opening)) == {"u", "dot"}
+    assert names("ShapesExactCartesian", lambda f: f.intersects(opening)) == {"dot"}
+    assert names("ShapesExactCartesian", lambda f: f.disjoint(opening)) == {"u"}
+    assert names("ShapesExactCartesian", lambda f: f.within("0 0 700 700")) == {"u", "dot"}
+    # Cartesian circles are Euclidean in plane units: (300, 300) is 141.4 units from (200, 200).
+    assert names("ShapesExactCartesian", lambda f: f.within_radius(142, 200, 200)) == {"dot"}
+    assert names("ShapesExactCartesian", lambda f: f.within_radius(141, 200, 200)) == set()

@@ -49,6 +49,7 @@ fn spec() -> IndexSpec {
                 exact: *p == "Name" || *p == "Code",
                 spatial: false,
                 analyzer: None,
+                spatial_options: None,
             })
             .collect(),
     }

@@ -122,7 +122,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
     doc.add_text(schema.key, &entry.key);
     for (i, field) in schema.fields.iter().enumerate() {
         if let Some(columns) = &field.spatial {
-            let values = crate::spatial::spatial_values_at(&entry.body, &field.path);
+            let values = crate::spatial::spatial_values_at(&entry.body, &field.path, columns.options);
             if !values.points.is_empty() || !values.shapes.is_empty() {
                 doc.add_text(schema.exists, i.to_string());
             }

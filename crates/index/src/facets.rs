@@ -194,7 +194,8 @@ mod tests {
     use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, Value};
 
     fn index(dir: &std::path::Path) -> DocumentIndex {
-        let field = |p: &str| FieldSpec { path: p.into(), search: false, exact: false, spatial: false, analyzer: None };
+        let field =
+            |p: &str| FieldSpec { path: p.into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None };
         let index = DocumentIndex::open_or_create(dir, &IndexSpec { fields: vec![field("Brand"), field("Price"), field("Tags")] }).unwrap();
         let docs = [
             ("p/1", json!({"Brand": "Canon", "Price": 100, "Tags": ["a", "b"]})),

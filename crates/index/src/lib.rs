@@ -46,6 +46,22 @@ pub struct FieldSpec {
     /// None: the standard one. Setting it gives the field a full-text form.
     #[serde(default)]
     pub analyzer: Option<String>,
+    /// How a spatial field measures and stores shapes; None: geography, exact shapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spatial_options: Option<SpatialOptions>,
+}
+
+/// A spatial field's `Fields[x].Spatial` options that change answers (RavenDB's tree strategies and their
+/// precision settings do not: shapes are kept exactly).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SpatialOptions {
+    /// `Type: Cartesian`: plane coordinates, Euclidean distances in coordinate units; else geography
+    /// (degrees, distances in km on the sphere).
+    #[serde(default)]
+    pub cartesian: bool,
+    /// `Strategy: BoundingBox`: each indexed shape stands for its bounding rectangle.
+    #[serde(default)]
+    pub bounding_box: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -101,6 +101,9 @@ impl<'a> QueryBuilder<'a> {
                     .spatial
                     .as_ref()
                     .ok_or_else(|| IndexError::InvalidQuery(format!("the field '{field}' is not a spatial field")))?;
+                if !columns.options.cartesian {
+                    crate::spatial::check_geography(shape).map_err(IndexError::InvalidQuery)?;
+                }
                 Box::new(crate::spatial::SpatialQuery { columns: columns.clone(), shape: shape.clone(), relation: *relation })
             }
         })

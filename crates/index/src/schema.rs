@@ -25,7 +25,7 @@ use tantivy::schema::{BytesOptions, Field, IndexRecordOption, NumericOptions, Sc
 use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, WhitespaceTokenizer};
 use tantivy::Index;
 
-use crate::{FieldSpec, IndexSpec};
+use crate::{FieldSpec, IndexSpec, SpatialOptions};
 
 pub(crate) const KEY_FIELD: &str = "key";
 pub(crate) const EXISTS_FIELD: &str = "__exists";
@@ -78,6 +78,7 @@ pub(crate) struct SpatialColumns {
     pub lng: Column,
     /// Every other shape as WKT (fast bytes, multi-valued).
     pub shape: Column,
+    pub options: SpatialOptions,
 }
 
 /// A single-valued fast column used for sorting.
@@ -138,6 +139,7 @@ impl IndexSchema {
                         lat: column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                         lng: column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                         shape: column(format!("{name}_wkt"), |n| builder.add_bytes_field(n, BytesOptions::default().set_fast())),
+                        options: f.spatial_options.unwrap_or_default(),
                     }),
                 };
                 handles

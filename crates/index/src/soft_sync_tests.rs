@@ -7,7 +7,9 @@ use crate::soft_sync::MARKER_FILE;
 use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, Value};
 
 fn spec() -> IndexSpec {
-    IndexSpec { fields: vec![FieldSpec { path: "Name".into(), search: false, exact: false, spatial: false, analyzer: None }] }
+    IndexSpec {
+        fields: vec![FieldSpec { path: "Name".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }],
+    }
 }
 
 fn person(n: usize) -> MappedDocument {

@@ -4,13 +4,13 @@ use tempfile::TempDir;
 use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, SortKey, SortKind, Value};
 
 fn field(path: &str) -> FieldSpec {
-    FieldSpec { path: path.into(), search: false, exact: false, spatial: false, analyzer: None }
+    FieldSpec { path: path.into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }
 }
 
 fn spec() -> IndexSpec {
     IndexSpec {
         fields: vec![
-            FieldSpec { path: "Name".into(), search: true, exact: true, spatial: false, analyzer: None },
+            FieldSpec { path: "Name".into(), search: true, exact: true, spatial: false, analyzer: None, spatial_options: None },
             field("Age"),
             field("Score"),
             field("Tags"),
@@ -19,7 +19,7 @@ fn spec() -> IndexSpec {
             field("Address.City"),
             field("Active"),
             field("Code"),
-            FieldSpec { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None },
+            FieldSpec { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None },
         ],
     }
 }

@@ -18,11 +18,14 @@ pub struct AutoIndexField {
     /// Static indexes: the analyzer of the full-text form (`Fields[x].Analyzer`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub analyzer: Option<String>,
+    /// Static indexes: `Fields[x].Spatial` (cartesian, bounding box); None: geography.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spatial_options: Option<corvid_index::SpatialOptions>,
 }
 
 impl AutoIndexField {
     pub fn plain(path: &str) -> Self {
-        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false, analyzer: None }
+        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }
     }
 
     fn name_part(&self) -> String {
@@ -195,7 +198,8 @@ mod tests {
         assert_eq!(AutoIndexDefinition::new("Users", vec![f("Name"), f("Age")]).name, "Auto/Users/ByAgeAndName");
         assert_eq!(AutoIndexDefinition::new("Genres", vec![f("name")]).name, "Auto/Genres/Byname");
         assert_eq!(AutoIndexDefinition::new("Orders", vec![f("ShipTo.Country")]).name, "Auto/Orders/ByShipTo.Country");
-        let search = AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None };
+        let search =
+            AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
     }
@@ -217,9 +221,14 @@ mod tests {
         let def = AutoIndexDefinition::new("Users", vec![f("Name")]);
         assert!(def.covers("users", &[f("Name")]));
         assert!(!def.covers("Users", &[f("Age")]));
-        assert!(!def.covers("Users", &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None }]));
-        let wider = def
-            .extended_with(&[f("Age"), AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None }]);
+        assert!(!def.covers(
+            "Users",
+            &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None }]
+        ));
+        let wider = def.extended_with(&[
+            f("Age"),
+            AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None },
+        ]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));
     }

@@ -144,7 +144,14 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
         fields: definition
             .fields
             .iter()
-            .map(|f| FieldSpec { path: f.path.clone(), search: f.search, exact: f.exact, spatial: f.spatial, analyzer: f.analyzer.clone() })
+            .map(|f| FieldSpec {
+                path: f.path.clone(),
+                search: f.search,
+                exact: f.exact,
+                spatial: f.spatial,
+                analyzer: f.analyzer.clone(),
+                spatial_options: f.spatial_options,
+            })
             .collect(),
     }
 }

@@ -77,6 +77,16 @@ pub(crate) fn compile_linq(maps: &[String], reduce: Option<&str>) -> Result<corv
 }
 
 /// Fields assigned from `CreateSpatialField(...)` in C# maps (`Location = CreateSpatialField(...)`).
+/// `Fields[x].Spatial`: `{"Type": "Geography"|"Cartesian", "Strategy": "BoundingBox"|"GeohashPrefixTree"|...}`.
+/// Tree strategies and their levels only tune RavenDB's approximations; shapes are kept exactly here.
+fn spatial_options(json: &Value) -> corvid_index::SpatialOptions {
+    let text = |key: &str| json.get(key).and_then(Value::as_str).unwrap_or("");
+    corvid_index::SpatialOptions {
+        cartesian: text("Type").eq_ignore_ascii_case("Cartesian"),
+        bounding_box: text("Strategy").eq_ignore_ascii_case("BoundingBox"),
+    }
+}
+
 fn linq_spatial_fields(maps: &[String]) -> Vec<String> {
     let mut out = Vec::new();
     for map in maps {
@@ -190,7 +200,9 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
                     .or_else(|| options.get("__all_fields").and_then(|o| o.get(key)))
             };
             let indexing = option("Indexing").and_then(Value::as_str).unwrap_or("Default");
-            let spatial = spatial_fields.contains(f) || options.get(f).and_then(|o| o.get("Spatial")).is_some_and(|s| !s.is_null());
+            let spatial_json = options.get(f).and_then(|o| o.get("Spatial")).filter(|s| !s.is_null());
+            let spatial = spatial_fields.contains(f) || spatial_json.is_some();
+            let spatial_options = spatial_json.map(spatial_options);
             let analyzer = option("Analyzer").and_then(Value::as_str).map(str::to_owned);
             AutoIndexField {
                 path: f.clone(),
@@ -198,6 +210,7 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
                 exact: indexing.eq_ignore_ascii_case("Exact"),
                 spatial,
                 analyzer,
+                spatial_options,
             }
         })
         .collect();

@@ -10,9 +10,10 @@ use tantivy::query::{BitSetDocSet, ConstScorer, EnableScoring, Explanation, Quer
 use tantivy::{BitSet, DocId, Score, SegmentReader};
 
 use crate::entry::values_at;
-use crate::{Shape, SpatialRelation};
+use crate::{Shape, SpatialOptions, SpatialRelation};
+pub(crate) use shapes::check_geography;
+use shapes::{bounding_box_wkt, center, distance, PreparedShape};
 pub use shapes::{center as shape_center, parse_wkt};
-use shapes::{center, PreparedShape};
 
 /// Lucene's / RavenDB's mean Earth radius.
 pub const EARTH_RADIUS_KM: f64 = 6371.0087714;
@@ -41,15 +42,21 @@ fn number(value: &Json) -> Option<f64> {
 /// A point from an indexed value: `{"Latitude": .., "Longitude": ..}` (any casing, `lat`/`lng`/`lon`),
 /// `[lat, lng]`, or WKT `POINT(lng lat)`.
 pub fn point_of(value: &Json) -> Option<(f64, f64)> {
+    let (lat, lng) = point_of_any(value)?;
+    valid(lat, lng)
+}
+
+/// [`point_of`] without the geography range check.
+fn point_of_any(value: &Json) -> Option<(f64, f64)> {
     match value {
         Json::Object(map) => {
             let find =
                 |names: &[&str]| map.iter().find(|(k, _)| names.iter().any(|n| k.eq_ignore_ascii_case(n))).and_then(|(_, v)| number(v));
-            valid(find(&["Latitude", "lat"])?, find(&["Longitude", "lng", "lon", "long"])?)
+            Some((find(&["Latitude", "lat"])?, find(&["Longitude", "lng", "lon", "long"])?))
         }
-        Json::Array(items) if items.len() == 2 => valid(number(&items[0])?, number(&items[1])?),
+        Json::Array(items) if items.len() == 2 => Some((number(&items[0])?, number(&items[1])?)),
         Json::String(text) => match parse_wkt(text) {
-            Ok(Shape::Circle { lat, lng, radius_km: 0.0 }) => valid(lat, lng),
+            Ok(Shape::Circle { lat, lng, radius_km: 0.0 }) => Some((lat, lng)),
             _ => None,
         },
         _ => None,
@@ -71,22 +78,27 @@ pub(crate) struct SpatialValues {
     pub shapes: Vec<String>,
 }
 
-pub(crate) fn spatial_values_at(body: &Json, path: &str) -> SpatialValues {
+pub(crate) fn spatial_values_at(body: &Json, path: &str, options: SpatialOptions) -> SpatialValues {
+    let coordinates = |lat: f64, lng: f64| if options.cartesian { Some((lat, lng)) } else { valid(lat, lng) };
     if let Some((lat_path, lng_path)) = point_paths(path) {
         let lats = values_at(body, lat_path);
         let lngs = values_at(body, lng_path);
-        let points = lats.iter().zip(&lngs).filter_map(|(a, b)| valid(number(a)?, number(b)?)).collect();
+        let points = lats.iter().zip(&lngs).filter_map(|(a, b)| coordinates(number(a)?, number(b)?)).collect();
         return SpatialValues { points, shapes: Vec::new() };
     }
     let path = path.strip_prefix("spatial.wkt(").and_then(|p| p.strip_suffix(')')).unwrap_or(path);
     let mut values = SpatialValues::default();
     for value in values_at(body, path) {
-        if let Some(point) = point_of(value) {
-            values.points.push(point);
-        } else if let Json::String(text) = value {
-            if parse_wkt(text).is_ok() {
-                values.shapes.push(text.trim().to_owned());
-            }
+        let shape = match value {
+            Json::String(text) => parse_wkt(text).ok(),
+            other => point_of_any(other).map(|(lat, lng)| Shape::Circle { lat, lng, radius_km: 0.0 }),
+        };
+        match shape {
+            None => {}
+            Some(shape) if !options.cartesian && check_geography(&shape).is_err() => {}
+            Some(Shape::Circle { lat, lng, radius_km: 0.0 }) => values.points.push((lat, lng)),
+            Some(shape) if options.bounding_box => values.shapes.extend(bounding_box_wkt(&shape, options)),
+            Some(_) => values.shapes.push(value.as_str().unwrap_or_default().trim().to_owned()),
         }
     }
     values
@@ -94,6 +106,7 @@ pub(crate) fn spatial_values_at(body: &Json, path: &str) -> SpatialValues {
 
 /// A segment's spatial columns of one field.
 pub(crate) struct SegmentShapes {
+    options: SpatialOptions,
     lats: Option<Column<f64>>,
     lngs: Option<Column<f64>>,
     shapes: Option<BytesColumn>,
@@ -103,6 +116,7 @@ impl SegmentShapes {
     pub fn open(reader: &SegmentReader, columns: &crate::schema::SpatialColumns) -> tantivy::Result<SegmentShapes> {
         let fast = reader.fast_fields();
         Ok(SegmentShapes {
+            options: columns.options,
             lats: fast.f64(&columns.lat.name).ok(),
             lngs: fast.f64(&columns.lng.name).ok(),
             shapes: fast.bytes(&columns.shape.name)?,
@@ -131,12 +145,11 @@ impl SegmentShapes {
             .collect()
     }
 
-    /// Distance in km from `origin` to the nearest point or shape center; infinite without any.
+    /// Distance from `origin` to the nearest point or shape center; infinite without any.
     pub fn nearest(&self, doc: DocId, origin: (f64, f64)) -> f64 {
-        let points = self.points(doc).map(|(lat, lng)| distance_km(origin.0, origin.1, lat, lng));
-        let centers =
-            self.shapes(doc).iter().filter_map(center).map(|(lat, lng)| distance_km(origin.0, origin.1, lat, lng)).collect::<Vec<_>>();
-        points.chain(centers).fold(f64::INFINITY, f64::min)
+        let from_origin = |(lat, lng): (f64, f64)| distance(self.options, origin.0, origin.1, lat, lng);
+        let nearest_point = self.points(doc).map(from_origin).fold(f64::INFINITY, f64::min);
+        self.shapes(doc).iter().filter_map(center).map(from_origin).fold(nearest_point, f64::min)
     }
 }
 
@@ -157,7 +170,7 @@ impl Query for SpatialQuery {
 impl SpatialQuery {
     fn matching(&self, reader: &SegmentReader) -> tantivy::Result<Vec<DocId>> {
         let columns = SegmentShapes::open(reader, &self.columns)?;
-        let query = PreparedShape::new(&self.shape);
+        let query = PreparedShape::new(&self.shape, self.columns.options);
         let mut out = Vec::new();
         for doc in 0..reader.max_doc() {
             // A point is within, intersects and (leniently, as RavenDB answers for points) contains the
@@ -212,7 +225,7 @@ mod tests {
         let d = distance_km(32.0853, 34.7818, 31.7683, 35.2137);
         assert!((d - 54.0).abs() < 2.0, "{d}");
         let circle = Shape::Circle { lat: 32.0853, lng: 34.7818, radius_km: 60.0 };
-        assert!(shapes::shape_contains(&circle, 31.7683, 35.2137));
+        assert!(shapes::shape_contains(&circle, 31.7683, 35.2137, SpatialOptions::default()));
     }
 
     #[test]
@@ -220,15 +233,22 @@ mod tests {
         assert_eq!(point_of(&json!({"Latitude": 1.5, "longitude": 2})), Some((1.5, 2.0)));
         assert_eq!(point_of(&json!("POINT(2 1)")), Some((1.0, 2.0)));
         assert_eq!(point_of(&json!([91, 0])), None);
+        let geo = SpatialOptions::default();
         let body = json!({"Lat": 10, "Lng": 20, "Places": [{"P": {"lat": 1, "lng": 2}}]});
-        assert_eq!(spatial_values_at(&body, "spatial.point(Lat, Lng)").points, vec![(10.0, 20.0)]);
-        assert_eq!(spatial_values_at(&body, "Places[].P").points, vec![(1.0, 2.0)]);
-        assert_eq!(spatial_values_at(&json!({"W": "POINT(2 1)"}), "spatial.wkt(W)").points, vec![(1.0, 2.0)]);
+        assert_eq!(spatial_values_at(&body, "spatial.point(Lat, Lng)", geo).points, vec![(10.0, 20.0)]);
+        assert_eq!(spatial_values_at(&body, "Places[].P", geo).points, vec![(1.0, 2.0)]);
+        assert_eq!(spatial_values_at(&json!({"W": "POINT(2 1)"}), "spatial.wkt(W)", geo).points, vec![(1.0, 2.0)]);
         let mixed = json!({"Areas": ["POINT(2 1)", " POLYGON((0 0, 1 0, 1 1, 0 0)) ", "nowhere", 7]});
         assert_eq!(
-            spatial_values_at(&mixed, "Areas[]"),
+            spatial_values_at(&mixed, "Areas[]", geo),
             SpatialValues { points: vec![(1.0, 2.0)], shapes: vec!["POLYGON((0 0, 1 0, 1 1, 0 0))".into()] }
         );
+        let plane = SpatialOptions { cartesian: true, bounding_box: true };
+        assert_eq!(
+            spatial_values_at(&json!({"S": ["POINT(500 300)", "POLYGON((0 0, 600 0, 0 400, 0 0))"]}), "S", plane),
+            SpatialValues { points: vec![(300.0, 500.0)], shapes: vec!["ENVELOPE(0, 600, 400, 0)".into()] }
+        );
+        assert_eq!(spatial_values_at(&json!({"S": "POINT(500 300)"}), "S", geo), SpatialValues::default());
     }
 
     #[test]
@@ -236,7 +256,14 @@ mod tests {
         use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
         let dir = tempfile::tempdir().unwrap();
         let spec = IndexSpec {
-            fields: vec![FieldSpec { path: "spatial.point(Lat,Lng)".into(), search: false, exact: false, spatial: true, analyzer: None }],
+            fields: vec![FieldSpec {
+                path: "spatial.point(Lat,Lng)".into(),
+                search: false,
+                exact: false,
+                spatial: true,
+                analyzer: None,
+                spatial_options: None,
+            }],
         };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
         let places = [("tlv", 32.0853, 34.7818), ("jlm", 31.7683, 35.2137), ("hfa", 32.7940, 34.9896), ("nyc", 40.7128, -74.0060)];
@@ -265,7 +292,14 @@ mod tests {
     fn indexed_shapes_and_distance_as_a_later_sort_key() {
         use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
         let dir = tempfile::tempdir().unwrap();
-        let field = |path: &str, spatial: bool| FieldSpec { path: path.into(), search: false, exact: false, spatial, analyzer: None };
+        let field = |path: &str, spatial: bool| FieldSpec {
+            path: path.into(),
+            search: false,
+            exact: false,
+            spatial,
+            analyzer: None,
+            spatial_options: None,
+        };
         let spec = IndexSpec { fields: vec![field("Area", true), field("Kind", false)] };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
         let docs = [

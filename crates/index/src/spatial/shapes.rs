@@ -1,25 +1,28 @@
 //! Spatial shapes: WKT parsing and how an indexed shape relates to a query shape.
 //!
-//! Geometry is planar on (longitude, latitude), as with RavenDB's geography fields at the scale of cities
-//! and countries; distances and circles are on the sphere. Circles (`CIRCLE(lng lat d=km)`, a spatial4j
-//! extension RavenDB accepts, and `spatial.circle(...)`) stay exact against points and become a 64-sided
-//! polygon of their true radius against other shapes. Shapes crossing the antimeridian or a pole are not
-//! handled specially.
+//! Geometry is planar on (x, y) = (longitude, latitude), as with RavenDB's geography fields at the scale of
+//! cities and countries; on geography fields distances and circles are on the sphere (km), on cartesian ones
+//! in the plane (coordinate units). Circles (`CIRCLE(x y d=radius)`, a spatial4j extension RavenDB accepts,
+//! and `spatial.circle(...)`) stay exact against points and become a 64-sided polygon of their true radius
+//! against other shapes. Shapes crossing the antimeridian or a pole are not handled specially.
 
-use geo::{BoundingRect, Centroid, Contains, Coord, Geometry, Intersects, LineString, Point, Polygon, Relate};
+use geo::{BoundingRect, Centroid, Contains, Coord, Geometry, Intersects, LineString, Point, Polygon};
 use wkt::TryFromWkt;
 
 use crate::spatial::{distance_km, EARTH_RADIUS_KM};
-use crate::{Shape, SpatialRelation};
+use crate::{Shape, SpatialOptions, SpatialRelation};
 
 /// Sides of the polygon that stands for a circle against non-point shapes.
 const CIRCLE_SIDES: usize = 64;
 
 /// A query or indexed shape written in WKT: `POINT`, `LINESTRING`, `POLYGON` (with holes), their `MULTI`
-/// forms, `GEOMETRYCOLLECTION`, `ENVELOPE(minX, maxX, maxY, minY)` and `CIRCLE(lng lat d=radiusKm)`. A point
-/// is a zero-radius circle. X is the longitude.
+/// forms, `GEOMETRYCOLLECTION`, `ENVELOPE(minX, maxX, maxY, minY)`, `CIRCLE(x y d=radius)` and spatial4j's
+/// rectangle shorthand `minX minY maxX maxY`. A point is a zero-radius circle. X is the longitude.
 pub fn parse_wkt(text: &str) -> Result<Shape, String> {
     let trimmed = text.trim();
+    if let Some([min_x, min_y, max_x, max_y]) = rectangle_shorthand(trimmed) {
+        return Ok(rectangle(min_x, min_y, max_x, max_y));
+    }
     if let Some(body) = wkt_body(trimmed, "CIRCLE") {
         let (center, radius) = body.split_once("d=").ok_or("CIRCLE needs a radius: CIRCLE(lng lat d=radius)")?;
         let (lat, lng) = single_pair(center).ok_or("CIRCLE needs a center: CIRCLE(lng lat d=radius)")?;
@@ -27,13 +30,12 @@ pub fn parse_wkt(text: &str) -> Result<Shape, String> {
         if !(radius_km.is_finite() && radius_km >= 0.0) {
             return Err("the CIRCLE radius must be a positive number of kilometres".into());
         }
-        return checked(Shape::Circle { lat, lng, radius_km });
+        return Ok(Shape::Circle { lat, lng, radius_km });
     }
     if let Some(body) = wkt_body(trimmed, "ENVELOPE") {
         let numbers: Vec<f64> = body.split(',').map(|n| n.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| envelope_help())?;
         let [min_x, max_x, max_y, min_y] = numbers[..] else { return Err(envelope_help()) };
-        let ring = vec![(min_x, min_y), (max_x, min_y), (max_x, max_y), (min_x, max_y), (min_x, min_y)];
-        return checked(Shape::Geometry(Geometry::Polygon(Polygon::new(LineString::from(ring), vec![]))));
+        return Ok(rectangle(min_x, min_y, max_x, max_y));
     }
     let geometry = Geometry::<f64>::try_from_wkt_str(trimmed).map_err(|e| {
         format!(
@@ -46,10 +48,20 @@ pub fn parse_wkt(text: &str) -> Result<Shape, String> {
             return Err("a POLYGON needs at least three points".into());
         }
     }
-    match geometry {
-        Geometry::Point(p) => checked(Shape::Circle { lat: p.y(), lng: p.x(), radius_km: 0.0 }),
-        other => checked(Shape::Geometry(other)),
-    }
+    Ok(match geometry {
+        Geometry::Point(p) => Shape::Circle { lat: p.y(), lng: p.x(), radius_km: 0.0 },
+        other => Shape::Geometry(other),
+    })
+}
+
+fn rectangle_shorthand(text: &str) -> Option<[f64; 4]> {
+    let numbers: Vec<f64> = text.split_whitespace().map(|n| n.parse().ok()).collect::<Option<_>>()?;
+    <[f64; 4]>::try_from(numbers).ok()
+}
+
+fn rectangle(min_x: f64, min_y: f64, max_x: f64, max_y: f64) -> Shape {
+    let ring = vec![(min_x, min_y), (max_x, min_y), (max_x, max_y), (min_x, max_y), (min_x, min_y)];
+    Shape::Geometry(Geometry::Polygon(Polygon::new(LineString::from(ring), vec![])))
 }
 
 fn envelope_help() -> String {
@@ -72,36 +84,48 @@ fn single_pair(text: &str) -> Option<(f64, f64)> {
     parts.next().is_none().then_some((lat, lng))
 }
 
-/// Refuses coordinates off the globe: in WKT the longitude comes first, an easy mistake to make.
-fn checked(shape: Shape) -> Result<Shape, String> {
+/// Refuses coordinates off the globe on geography fields: in WKT the longitude comes first, an easy mistake.
+pub fn check_geography(shape: &Shape) -> Result<(), String> {
     let valid = |lat: f64, lng: f64| (-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lng);
-    let ok = match &shape {
+    let ok = match shape {
         Shape::Circle { lat, lng, .. } => valid(*lat, *lng),
         Shape::Geometry(g) => g.bounding_rect().is_none_or(|r| valid(r.min().y, r.min().x) && valid(r.max().y, r.max().x)),
     };
     if ok {
-        Ok(shape)
+        Ok(())
     } else {
         Err("shape coordinates must be longitude (-180..180) then latitude (-90..90)".into())
     }
 }
 
-/// The geometry of a shape; circles become polygons of their radius on the sphere.
-fn to_geometry(shape: &Shape) -> Geometry<f64> {
+/// The distance between two points: km on the sphere, or plane units on cartesian fields.
+pub(crate) fn distance(options: SpatialOptions, lat1: f64, lng1: f64, lat2: f64, lng2: f64) -> f64 {
+    if options.cartesian {
+        (lat2 - lat1).hypot(lng2 - lng1)
+    } else {
+        distance_km(lat1, lng1, lat2, lng2)
+    }
+}
+
+/// The geometry of a shape; circles become polygons of their radius.
+fn to_geometry(shape: &Shape, options: SpatialOptions) -> Geometry<f64> {
     match shape {
         Shape::Circle { lat, lng, radius_km } if *radius_km <= 0.0 => Geometry::Point(Point::new(*lng, *lat)),
-        Shape::Circle { lat, lng, radius_km } => Geometry::Polygon(circle_polygon(*lat, *lng, *radius_km)),
+        Shape::Circle { lat, lng, radius_km } => Geometry::Polygon(circle_polygon(*lat, *lng, *radius_km, options)),
         Shape::Geometry(g) => g.clone(),
     }
 }
 
-/// Points at `radius_km` from the center in every direction (the spherical destination formula).
-fn circle_polygon(lat: f64, lng: f64, radius_km: f64) -> Polygon<f64> {
+/// Points at `radius` from the center in every direction (on geography fields, the spherical destination formula).
+fn circle_polygon(lat: f64, lng: f64, radius: f64, options: SpatialOptions) -> Polygon<f64> {
     let (phi, lambda) = (lat.to_radians(), lng.to_radians());
-    let delta = radius_km / EARTH_RADIUS_KM;
+    let delta = radius / EARTH_RADIUS_KM;
     let mut ring: Vec<Coord<f64>> = (0..CIRCLE_SIDES)
         .map(|i| {
             let theta = 2.0 * std::f64::consts::PI * i as f64 / CIRCLE_SIDES as f64;
+            if options.cartesian {
+                return Coord { x: lng + radius * theta.sin(), y: lat + radius * theta.cos() };
+            }
             let phi2 = (phi.sin() * delta.cos() + phi.cos() * delta.sin() * theta.cos()).asin();
             let lambda2 = lambda + (theta.sin() * delta.sin() * phi.cos()).atan2(delta.cos() - phi.sin() * phi2.sin());
             Coord { x: lambda2.to_degrees(), y: phi2.to_degrees() }
@@ -112,35 +136,42 @@ fn circle_polygon(lat: f64, lng: f64, radius_km: f64) -> Polygon<f64> {
 }
 
 /// Whether a point is in (or on) a query shape.
-pub(crate) fn shape_contains(shape: &Shape, lat: f64, lng: f64) -> bool {
+pub(crate) fn shape_contains(shape: &Shape, lat: f64, lng: f64, options: SpatialOptions) -> bool {
     match shape {
-        Shape::Circle { lat: clat, lng: clng, radius_km } => distance_km(*clat, *clng, lat, lng) <= *radius_km,
+        Shape::Circle { lat: clat, lng: clng, radius_km } => distance(options, *clat, *clng, lat, lng) <= *radius_km,
         Shape::Geometry(g) => g.intersects(&Point::new(lng, lat)),
     }
+}
+
+/// The bounding rectangle of a shape as WKT (what a `BoundingBox` strategy field indexes).
+pub(crate) fn bounding_box_wkt(shape: &Shape, options: SpatialOptions) -> Option<String> {
+    let r = to_geometry(shape, options).bounding_rect()?;
+    Some(format!("ENVELOPE({}, {}, {}, {})", r.min().x, r.max().x, r.max().y, r.min().y))
 }
 
 /// A query shape prepared once per query.
 pub(crate) struct PreparedShape<'a> {
     shape: &'a Shape,
     geometry: Geometry<f64>,
+    options: SpatialOptions,
 }
 
 impl<'a> PreparedShape<'a> {
-    pub fn new(shape: &'a Shape) -> PreparedShape<'a> {
-        PreparedShape { shape, geometry: to_geometry(shape) }
+    pub fn new(shape: &'a Shape, options: SpatialOptions) -> PreparedShape<'a> {
+        PreparedShape { shape, geometry: to_geometry(shape, options), options }
     }
 
     pub fn contains_point(&self, lat: f64, lng: f64) -> bool {
-        shape_contains(self.shape, lat, lng)
+        shape_contains(self.shape, lat, lng, self.options)
     }
 
     /// How an indexed (non-point) shape relates to the query shape.
     pub fn relates(&self, indexed: &Shape, relation: SpatialRelation) -> bool {
-        let indexed = to_geometry(indexed);
+        let indexed = to_geometry(indexed, self.options);
         match relation {
             SpatialRelation::Intersects => indexed.intersects(&self.geometry),
             SpatialRelation::Disjoint => !indexed.intersects(&self.geometry),
-            SpatialRelation::Within => self.geometry.relate(&indexed).is_contains(),
+            SpatialRelation::Within => self.geometry.contains(&indexed),
             SpatialRelation::Contains => match &self.geometry {
                 Geometry::Point(p) => indexed.intersects(p),
                 query => indexed.contains(query),
@@ -163,7 +194,7 @@ mod tests {
 
     fn relates(indexed: &str, query: &str, relation: SpatialRelation) -> bool {
         let query = parse_wkt(query).unwrap();
-        PreparedShape::new(&query).relates(&parse_wkt(indexed).unwrap(), relation)
+        PreparedShape::new(&query, SpatialOptions::default()).relates(&parse_wkt(indexed).unwrap(), relation)
     }
 
     #[test]
@@ -173,14 +204,16 @@ mod tests {
         assert!(matches!(parse_wkt("LINESTRING(0 0, 1 1)").unwrap(), Shape::Geometry(Geometry::LineString(_))));
         assert!(matches!(parse_wkt("POLYGON((0 0, 10 0, 10 10, 0 10, 0 0), (2 2, 3 2, 3 3, 2 2))").unwrap(), Shape::Geometry(_)));
         assert!(matches!(parse_wkt("MULTIPOLYGON(((0 0, 1 0, 1 1, 0 0)))").unwrap(), Shape::Geometry(Geometry::MultiPolygon(_))));
-        assert!(matches!(parse_wkt("ENVELOPE(0, 10, 10, 0)").unwrap(), Shape::Geometry(Geometry::Polygon(_))));
+        assert_eq!(parse_wkt("ENVELOPE(0, 10, 10, 0)").unwrap(), parse_wkt("0 0 10 10").unwrap());
+        assert_eq!(parse_wkt("0 0 10 10").unwrap(), parse_wkt("POLYGON((0 0, 10 0, 10 10, 0 10, 0 0))").unwrap());
     }
 
     #[test]
     fn refuses_bad_shapes_with_a_reason() {
         assert!(parse_wkt("TRIANGLE(0 0)").unwrap_err().contains("invalid WKT shape"));
         assert!(parse_wkt("POLYGON((0 0, 1 1))").is_err());
-        assert!(parse_wkt("POINT(200 10)").unwrap_err().contains("longitude"));
+        assert!(check_geography(&parse_wkt("POINT(200 10)").unwrap()).unwrap_err().contains("longitude"));
+        assert!(check_geography(&parse_wkt("POINT(20 10)").unwrap()).is_ok());
         assert!(parse_wkt("CIRCLE(1 2 d=-3)").is_err());
         assert!(parse_wkt("ENVELOPE(0, 1)").unwrap_err().contains("ENVELOPE"));
     }
@@ -188,10 +221,15 @@ mod tests {
     #[test]
     fn points_in_shapes() {
         let square = parse_wkt("POLYGON((0 0, 10 0, 10 10, 0 10, 0 0), (4 4, 6 4, 6 6, 4 6, 4 4))").unwrap();
-        assert!(shape_contains(&square, 2.0, 2.0));
-        assert!(!shape_contains(&square, 5.0, 5.0), "in the hole");
-        assert!(!shape_contains(&square, 5.0, 11.0));
-        assert!(shape_contains(&square, 0.0, 5.0), "on the boundary");
+        let geo = SpatialOptions::default();
+        assert!(shape_contains(&square, 2.0, 2.0, geo));
+        assert!(!shape_contains(&square, 5.0, 5.0, geo), "in the hole");
+        assert!(!shape_contains(&square, 5.0, 11.0, geo));
+        assert!(shape_contains(&square, 0.0, 5.0, geo), "on the boundary");
+        // Cartesian circles are Euclidean: (3, 4) is 5 units from the origin.
+        let plane = SpatialOptions { cartesian: true, bounding_box: false };
+        assert!(shape_contains(&Shape::Circle { lat: 0.0, lng: 0.0, radius_km: 5.0 }, 3.0, 4.0, plane));
+        assert!(!shape_contains(&Shape::Circle { lat: 0.0, lng: 0.0, radius_km: 4.9 }, 3.0, 4.0, plane));
     }
 
     #[test]
@@ -215,11 +253,23 @@ mod tests {
 
     #[test]
     fn circle_polygon_has_the_radius() {
-        let polygon = circle_polygon(32.0, 34.0, 50.0);
+        let polygon = circle_polygon(32.0, 34.0, 50.0, SpatialOptions::default());
         for c in polygon.exterior().coords() {
             let d = distance_km(32.0, 34.0, c.y, c.x);
             assert!((d - 50.0).abs() < 0.01, "{d}");
         }
+    }
+
+    #[test]
+    fn bounding_boxes() {
+        let u_shape = parse_wkt("POLYGON ((0 0, 0 5, 1 5, 1 1, 5 1, 5 5, 6 5, 6 0, 0 0))").unwrap();
+        let bbox = bounding_box_wkt(&u_shape, SpatialOptions::default()).unwrap();
+        assert_eq!(parse_wkt(&bbox).unwrap(), parse_wkt("0 0 6 5").unwrap());
+        // The U's opening does not meet the square inside it; its bounding box does.
+        let inside = parse_wkt("2 2 4 4").unwrap();
+        let prepared = PreparedShape::new(&inside, SpatialOptions::default());
+        assert!(!prepared.relates(&u_shape, SpatialRelation::Intersects));
+        assert!(prepared.relates(&parse_wkt(&bbox).unwrap(), SpatialRelation::Intersects));
     }
 
     #[test]
