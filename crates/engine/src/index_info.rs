@@ -50,7 +50,7 @@ impl Database {
                 snapshot.last_collection_etag(&id_key(&handle.definition.collection))?
             };
             out.push(IndexInfo {
-                name: handle.definition.name.clone(),
+                name: handle.name(),
                 collection: handle.definition.collection.clone(),
                 fields: handle.definition.fields.clone(),
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
@@ -96,7 +96,7 @@ impl Database {
             Some(n) => vec![self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.to_owned()))?],
             None => self.indexes.all(),
         };
-        Ok(handles.iter().map(|h| (h.definition.name.clone(), h.errors.lock().iter().cloned().collect())).collect())
+        Ok(handles.iter().map(|h| (h.name(), h.errors.lock().iter().cloned().collect())).collect())
     }
 
     /// Forgets the recorded indexing errors of the named indexes (all when `names` is empty).
@@ -186,12 +186,9 @@ impl Database {
         // A definition that does not compile is a change (storing it would fail), as RavenDB answers.
         let Ok(compiled) = crate::indexing::compile_definition(definition) else { return Ok(true) };
         // What the index computes, not how the client spelled the request (defaults, key order).
-        let same = |a: &crate::indexing::AutoIndexDefinition| {
-            let (x, y) = (a.static_index.as_ref(), compiled.static_index.as_ref());
-            a.fields == compiled.fields
-                && a.collection == compiled.collection
-                && x.map(|s| (&s.maps, &s.reduce)) == y.map(|s| (&s.maps, &s.reduce))
-                && x.and_then(|s| s.definition.get("Fields")) == y.and_then(|s| s.definition.get("Fields"))
+        let same = |a: &crate::indexing::AutoIndexDefinition| match (&a.static_index, &compiled.static_index) {
+            (Some(x), Some(y)) => x.computes_same_as(y),
+            _ => false,
         };
         Ok(self.indexes.get(&compiled.name).is_none_or(|h| !same(&h.definition)))
     }

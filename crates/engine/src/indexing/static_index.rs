@@ -27,7 +27,37 @@ pub struct StaticIndex {
     pub definition: Value,
 }
 
+/// Keys of the definition as sent that change what an index computes; `Priority`, `LockMode` and `State`
+/// do not, and `ReduceOutputIndex` is assigned by the server.
+const COMPUTING_KEYS: &[&str] = &[
+    "Fields",
+    "Configuration",
+    "AdditionalSources",
+    "AdditionalAssemblies",
+    "OutputReduceToCollection",
+    "PatternForOutputReduceToCollectionReferences",
+    "PatternReferencesCollectionName",
+];
+
+/// A key's value with the spellings of "nothing" (missing, null, empty object or list) made equal.
+fn meaningful<'a>(definition: &'a Value, key: &str) -> Option<&'a Value> {
+    definition.get(key).filter(|v| match v {
+        Value::Null => false,
+        Value::Object(o) => !o.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    })
+}
+
 impl StaticIndex {
+    /// Whether both definitions compute the same index, whatever their priority, lock mode or state: a put
+    /// that changes only those must not rebuild the index.
+    pub fn computes_same_as(&self, other: &StaticIndex) -> bool {
+        self.maps == other.maps
+            && self.reduce == other.reduce
+            && COMPUTING_KEYS.iter().all(|k| meaningful(&self.definition, k) == meaningful(&other.definition, k))
+    }
+
     /// RavenDB's index type name.
     pub fn type_name(&self) -> &'static str {
         match (self.language, self.reduce.is_some()) {

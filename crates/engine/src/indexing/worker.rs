@@ -200,17 +200,26 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
                     retired_narrower = true;
                 }
                 *handle.status.lock() = "Idle: caught up".into();
+                if handle.control.is_replacement() {
+                    // Durable before it answers queries in place of the index it replaces.
+                    checkpoint(handle, true);
+                    if let Some(registry) = registry.upgrade() {
+                        if let Err(e) = registry.promote(handle) {
+                            tracing::warn!(index = %handle.name(), error = %e, "could not swap the replacement in; retrying");
+                        }
+                    }
+                }
                 checkpoint(handle, false);
                 watch.wait_beyond(handle.processed_etag.load(Ordering::Relaxed), Duration::from_secs(1));
             }
             Ok(Err(e)) => {
-                tracing::error!(index = %handle.definition.name, error = %e, "indexing batch failed; retrying");
+                tracing::error!(index = %handle.name(), error = %e, "indexing batch failed; retrying");
                 *handle.faulted.lock() = Some(e.to_string());
                 *handle.status.lock() = format!("Error: {e}");
                 std::thread::sleep(Duration::from_secs(1));
             }
             Err(_) => {
-                tracing::error!(index = %handle.definition.name, "indexing batch panicked; retrying");
+                tracing::error!(index = %handle.name(), "indexing batch panicked; retrying");
                 *handle.faulted.lock() = Some("the indexing batch panicked".into());
                 std::thread::sleep(Duration::from_secs(1));
             }

@@ -38,6 +38,8 @@ pub fn definition_json(info: &IndexInfo) -> Value {
         }
         out.insert("Type".into(), json!(info.index_type));
         out.insert("SourceType".into(), json!("Documents"));
+        // A replacement built side by side is listed under its own name (`ReplacementOf/...`).
+        out.insert("Name".into(), json!(info.name));
         return Value::Object(out);
     }
     let fields: Vec<String> = info.fields.iter().map(|f| f.path.clone()).collect();
