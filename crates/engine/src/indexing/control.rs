@@ -76,15 +76,19 @@ impl IndexControl {
         self.persisted.lock().generation
     }
 
-    /// Makes a replacement the index of its name; durable before it returns (the swap relies on it).
+    /// Records on disk that a replacement is now the index of its name (durable before it returns); the
+    /// registry then calls `show_promoted` while it swaps the indexes, so lookups see one or the other.
     pub fn promote(&self, dir: &Path) -> Result<(), EngineError> {
         let mut persisted = self.persisted.lock();
         let mut next = persisted.clone();
         next.replacement = false;
         self.save(dir, &next)?;
         *persisted = next;
-        self.replacement.store(false, Ordering::Relaxed);
         Ok(())
+    }
+
+    pub fn show_promoted(&self) {
+        self.replacement.store(false, Ordering::Relaxed);
     }
 
     fn save(&self, dir: &Path, persisted: &Persisted) -> Result<(), EngineError> {

@@ -206,6 +206,9 @@ impl IndexRegistry {
                 Err(e) => tracing::warn!(path = %path.display(), error = %e, "unreadable index definition; skipping it"),
             }
         }
+        // Held while opening: a caught-up replacement must not swap itself in before the index it replaces
+        // is registered (`promote` only tries the lock).
+        let opening = registry.create_lock.lock();
         for (definition, path) in resolve_generations(found) {
             match registry.start(definition.clone(), &path) {
                 Ok(_) => {}
@@ -222,6 +225,7 @@ impl IndexRegistry {
                 }
             }
         }
+        drop(opening);
         let weak = Arc::downgrade(&registry);
         let housekeeper = std::thread::Builder::new()
             .name("index-housekeeping".into())
@@ -417,6 +421,7 @@ impl IndexRegistry {
             if let Some(old) = &old {
                 indexes.retain(|h| !Arc::ptr_eq(h, old));
             }
+            replacement.control.show_promoted();
         }
         if let Some(old) = old {
             self.retire(&old);
