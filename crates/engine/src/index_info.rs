@@ -115,7 +115,10 @@ impl Database {
     /// Creates or replaces static indexes from the clients' IndexDefinition JSON. Every definition is
     /// compiled first; if any is invalid, none is stored. Blocking.
     pub fn put_indexes(&self, definitions: &[serde_json::Value]) -> Result<Vec<String>, EngineError> {
-        let compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
+        let mut compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
+        for definition in &mut compiled {
+            self.prepare_output_collection(definition)?;
+        }
         let mut names_out = Vec::with_capacity(compiled.len());
         for (definition, raw) in compiled.into_iter().zip(definitions) {
             let name = definition.name.clone();
@@ -131,6 +134,56 @@ impl Database {
             names_out.push(name);
         }
         Ok(names_out)
+    }
+
+    /// Checks a map-reduce index's `OutputReduceToCollection` against the database (no other index writes
+    /// there; the collection is empty unless this index already fills it) and assigns the definition its
+    /// `ReduceOutputIndex`, which sets its output documents apart from those of the index it replaces.
+    fn prepare_output_collection(&self, definition: &mut crate::indexing::AutoIndexDefinition) -> Result<(), EngineError> {
+        use crate::indexing::output_collection_of;
+        let Some(statics) = definition.static_index.as_mut() else { return Ok(()) };
+        let Some(output) = output_collection_of(&statics.definition) else { return Ok(()) };
+        let refuse = |message: String| EngineError::IndexCompilation { message: format!("Index '{}': {message}", definition.name) };
+        let mut own_output_index = None;
+        for handle in self.indexes.all() {
+            let Some(raw) = handle.definition.static_index.as_ref().map(|s| &s.definition) else { continue };
+            let same_name = handle.definition.name.eq_ignore_ascii_case(&definition.name);
+            match output_collection_of(raw) {
+                Some(other) if other.eq_ignore_ascii_case(&output) => {
+                    if !same_name {
+                        return Err(refuse(format!(
+                            "index '{}' already outputs reduce results to collection '{output}'",
+                            handle.definition.name
+                        )));
+                    }
+                    let n = raw.get("ReduceOutputIndex").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                    own_output_index = Some(own_output_index.unwrap_or(0).max(n));
+                }
+                _ => {}
+            }
+            if let Some(s) = &handle.definition.static_index {
+                if s.collections.iter().any(|c| c.eq_ignore_ascii_case(&output)) && s.reduce.is_some() && !same_name {
+                    // Two map-reduce indexes feeding each other's collections would loop forever.
+                    if let Some(theirs) = output_collection_of(raw) {
+                        if statics.collections.iter().any(|c| c.eq_ignore_ascii_case(&theirs)) {
+                            return Err(refuse(format!(
+                                "index '{}' reads '{output}' and outputs to '{theirs}', which this index reads (an infinite indexing loop)",
+                                handle.definition.name
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        if own_output_index.is_none() && self.store.read()?.count_collection(&id_key(&output))? > 0 {
+            return Err(refuse(format!(
+                "collection '{output}' already has documents; OutputReduceToCollection needs an empty collection (or a new name)"
+            )));
+        }
+        if let serde_json::Value::Object(raw) = &mut statics.definition {
+            raw.insert("ReduceOutputIndex".into(), serde_json::json!(own_output_index.map_or(1, |n| n + 1)));
+        }
+        Ok(())
     }
 
     /// The named indexes, or every index when `names` is empty; an unknown name is an error.

@@ -8,11 +8,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store};
+use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store, TransactionMerger};
 use parking_lot::{Mutex, RwLock};
 
 use super::control::IndexControl;
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::output_collection::ReduceOutput;
 use super::worker;
 use crate::commit_watch::CommitWatch;
 use crate::EngineError;
@@ -93,6 +94,10 @@ pub struct IndexHandle {
     pub control: IndexControl,
     /// Static indexes: the documents each mapped document loaded.
     pub references: Option<ReferenceStore>,
+    /// Map-reduce indexes with `OutputReduceToCollection`: where their results are written as documents.
+    pub output: Option<ReduceOutput>,
+    /// The output documents must be compared with the stored results (at start, after a failed write).
+    pub output_resync: AtomicBool,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -144,6 +149,8 @@ pub struct IndexRegistry {
     housekeeper: Mutex<Option<JoinHandle<()>>>,
     dir: PathBuf,
     store: Arc<Store>,
+    /// Map-reduce output documents are written through the database's merger like any other write.
+    merger: Arc<TransactionMerger>,
     watch: Arc<CommitWatch>,
     indexes: RwLock<Vec<Arc<IndexHandle>>>,
     /// Serialises creation so two queries needing the same new index create it once.
@@ -181,6 +188,7 @@ impl IndexRegistry {
     pub fn open(
         dir: &Path,
         store: Arc<Store>,
+        merger: Arc<TransactionMerger>,
         watch: Arc<CommitWatch>,
         lifetimes: AutoIndexLifetimes,
     ) -> Result<Arc<IndexRegistry>, EngineError> {
@@ -192,6 +200,7 @@ impl IndexRegistry {
             housekeeper: Mutex::new(None),
             dir: dir.to_owned(),
             store,
+            merger,
             watch,
             indexes: RwLock::new(Vec::new()),
             create_lock: Mutex::new(()),
@@ -257,6 +266,7 @@ impl IndexRegistry {
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
             IndexBackend::Search(Box::new(index))
         };
+        let output = if static_reduce { ReduceOutput::of(&definition) } else { None };
         let handle = Arc::new(IndexHandle {
             processed_etag: AtomicU64::new(index.last_indexed_etag()),
             definition,
@@ -270,6 +280,8 @@ impl IndexRegistry {
             faulted: Mutex::new(None),
             control: IndexControl::load(dir),
             references: if handle_is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
+            output,
+            output_resync: AtomicBool::new(true),
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
@@ -277,10 +289,10 @@ impl IndexRegistry {
             handle.control.set_paused(true);
         }
         let weak: Weak<IndexRegistry> = Arc::downgrade(self);
-        let (h, store, watch) = (handle.clone(), self.store.clone(), self.watch.clone());
+        let (h, store, merger, watch) = (handle.clone(), self.store.clone(), self.merger.clone(), self.watch.clone());
         let thread = std::thread::Builder::new()
             .name(format!("index:{}", handle.definition.name))
-            .spawn(move || worker::run(&h, &store, &watch, &weak))
+            .spawn(move || worker::run(&h, &store, &merger, &watch, &weak))
             .map_err(|e| EngineError::Internal(format!("cannot start indexing thread: {e}")))?;
         *handle.thread.lock() = Some(thread);
         self.indexes.write().push(handle.clone());
@@ -466,6 +478,12 @@ impl IndexRegistry {
     /// Stops the worker of an index no longer registered and removes its files.
     fn retire(&self, handle: &IndexHandle) {
         handle.stop_and_join(&self.watch);
+        if let Some(output) = &handle.output {
+            // Its output documents go with it (a replacement writes its own, under another prefix).
+            if let Err(e) = output.delete_all(&self.merger) {
+                tracing::warn!(index = %handle.name(), error = %e, "could not delete the index's output documents");
+            }
+        }
         if let Err(e) = std::fs::remove_dir_all(&handle.dir) {
             tracing::warn!(index = %handle.name(), error = %e, "could not remove index files");
         }
