@@ -213,3 +213,14 @@ def test_a_restart_resumes_the_replacement_and_keeps_the_original(server_factory
     assert index_names(http, url, db) == ["Items/ByGroup"]
     got = query(http, url, db, "from index 'Items/ByGroup' where group = 3")
     assert got["TotalResults"] == len([i for i in range(2 * N) if i % 5 == 3 and i % 2 == 0])
+
+
+def test_priority_sent_with_a_changed_definition_carries_over_the_swap(server_url, db_name, http):
+    put_items(http, server_url, db_name, n=50)
+    put_index(http, server_url, db_name, OLD_MAP)
+    put_index(http, server_url, db_name, slow_map("{ group: d.group, p: 1 }"), Priority="High")
+    stats = http.get(f"{server_url}/databases/{db_name}/indexes/stats").json()["Results"]
+    assert {s["Name"]: s["Priority"] for s in stats} == {"Items/ByGroup": "High", "ReplacementOf/Items/ByGroup": "High"}
+    wait_for_indexing(http, server_url, db_name)
+    stats = http.get(f"{server_url}/databases/{db_name}/indexes/stats", params={"name": "Items/ByGroup"}).json()["Results"][0]
+    assert stats["Priority"] == "High"

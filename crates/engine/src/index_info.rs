@@ -123,8 +123,13 @@ impl Database {
         for (definition, raw) in compiled.into_iter().zip(definitions) {
             let name = definition.name.clone();
             self.indexes.put_static(definition)?;
-            // Priority and lock mode sent with the definition apply too.
-            let names = [name.clone()];
+            // Priority and lock mode sent with the definition apply too, to a replacement being built as
+            // well (it carries them over when it swaps in).
+            let mut names = vec![name.clone()];
+            let replacement = format!("{}{name}", crate::indexing::REPLACEMENT_PREFIX);
+            if self.indexes.get(&replacement).is_some() {
+                names.push(replacement);
+            }
             if let Some(priority) = raw.get("Priority").and_then(serde_json::Value::as_str) {
                 self.set_indexes_priority(&names, priority)?;
             }

@@ -11,5 +11,5 @@ mod worker;
 
 pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
 pub use output_collection::{output_collection_of, ReduceOutput};
-pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError};
+pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};
 pub use static_index::{compile_definition, SourceLanguage, StaticIndex};
