@@ -203,3 +203,53 @@ def test_the_official_client_defines_output_collections(store, server_url, db_na
     wait_for_indexing(http, server_url, db_name)
     docs = wait_until(lambda: (d := output_documents(http, server_url, db_name, collection)) and len(d) == 2 and d)
     assert docs and outputs_as_totals(docs) == {"x": [3, 3], "y": [3, 3]}
+
+
+DAILY_MAP = "map('Orders', o => ({ date: o.date, product: o.product, total: o.amount }))"
+DAILY_REDUCE = (
+    "groupBy(x => ({ date: x.date, product: x.product })).aggregate(g => ({ date: g.key.date, product: g.key.product, "
+    "total: g.values.reduce((t, v) => t + v.total, 0) }))"
+)
+
+
+def test_reference_documents_list_the_outputs_of_their_pattern(server_url, db_name, http):
+    r = put_index(http, server_url, db_name, "Orders/Daily", DAILY_MAP, DAILY_REDUCE, "DailyTotals",
+                  PatternForOutputReduceToCollectionReferences="daily/{date:yyyy-MM-dd}")
+    assert r.status_code == 201, r.text
+    rng = random.Random(5)
+    orders = {}
+    for round_ in range(3):
+        commands = []
+        for _ in range(25):
+            doc_id = f"orders/{rng.randrange(40)}"
+            if doc_id in orders and rng.random() < 0.3:
+                del orders[doc_id]
+                commands.append({"Type": "DELETE", "Id": doc_id, "ChangeVector": None})
+            else:
+                orders[doc_id] = (f"2024-01-0{rng.randrange(1, 4)}T00:00:00.0000000", rng.choice("ab"), rng.randrange(50))
+                date, product, amount = orders[doc_id]
+                commands.append({"Type": "PUT", "Id": doc_id, "ChangeVector": None, "Document": {
+                    "date": date, "product": product, "amount": amount, "@metadata": {"@collection": "Orders"}}})
+        bulk(http, server_url, db_name, commands)
+        wait_for_indexing(http, server_url, db_name)
+        expected_totals = {}
+        for date, product, amount in orders.values():
+            expected_totals[(date, product)] = expected_totals.get((date, product), 0) + amount
+
+        def settled():
+            outputs = output_documents(http, server_url, db_name, "DailyTotals")
+            got = {(d["date"], d["product"]): d["total"] for d in outputs}
+            return outputs if got == expected_totals else None
+
+        outputs = wait_until(settled)
+        assert outputs, f"round {round_}"
+        expected_refs = {}
+        for d in outputs:
+            expected_refs.setdefault(f"daily/{d['date'][:10]}", set()).add(d["@metadata"]["@id"])
+        refs = output_documents(http, server_url, db_name, "DailyTotals/References")
+        got_refs = {d["@metadata"]["@id"]: set(d["ReduceOutputs"]) for d in refs}
+        assert got_refs == expected_refs, f"round {round_}"
+        assert all(d["@metadata"]["@flags"] == "Artificial, FromIndex" for d in refs)
+
+    assert http.delete(f"{server_url}/databases/{db_name}/indexes", params={"name": "Orders/Daily"}).status_code == 204
+    assert output_documents(http, server_url, db_name, "DailyTotals/References") == []

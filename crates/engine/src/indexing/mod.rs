@@ -5,6 +5,7 @@ mod control;
 mod definition;
 mod js_map;
 mod output_collection;
+mod output_references;
 mod registry;
 mod static_index;
 mod worker;

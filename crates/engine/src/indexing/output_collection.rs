@@ -13,6 +13,7 @@ use corvid_types::{id_key, now_nanos};
 use serde_json::Value;
 
 use super::definition::AutoIndexDefinition;
+use super::output_references::ReferencePattern;
 use crate::EngineError;
 
 /// Where a map-reduce index writes its results as documents.
@@ -21,6 +22,8 @@ pub struct ReduceOutput {
     pub collection: String,
     /// `<Collection>/<ReduceOutputIndex>/`: every output document's id starts with it.
     pub prefix: String,
+    /// `PatternForOutputReduceToCollectionReferences`, when set.
+    pub references: Option<ReferencePattern>,
 }
 
 /// What one batch changes in the output collection: new results per reduce key, keys without results.
@@ -30,9 +33,21 @@ pub struct OutputChanges {
     pub removed: Vec<String>,
 }
 
+fn non_empty(raw: &Value, key: &str) -> Option<String> {
+    raw.get(key).and_then(Value::as_str).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned)
+}
+
 /// The output collection named by a definition as sent, if any.
 pub fn output_collection_of(raw: &Value) -> Option<String> {
-    raw.get("OutputReduceToCollection").and_then(Value::as_str).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned)
+    non_empty(raw, "OutputReduceToCollection")
+}
+
+/// The reference documents' pattern and collection of a definition as sent, if any.
+pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, String>> {
+    let output = output_collection_of(raw)?;
+    let pattern = non_empty(raw, "PatternForOutputReduceToCollectionReferences")?;
+    let collection = non_empty(raw, "PatternReferencesCollectionName").unwrap_or_else(|| format!("{output}/References"));
+    Some(ReferencePattern::parse(&pattern, &collection))
 }
 
 impl ReduceOutput {
@@ -43,7 +58,9 @@ impl ReduceOutput {
             Some(n) => format!("{collection}/{n}/"),
             None => format!("{collection}/"),
         };
-        Some(ReduceOutput { collection, prefix })
+        // The pattern was checked when the index was defined.
+        let references = reference_pattern_of(raw).and_then(Result::ok);
+        Some(ReduceOutput { collection, prefix, references })
     }
 
     /// The id of a reduce key's first output document.
@@ -87,7 +104,7 @@ impl ReduceOutput {
             }
             for key in txn.document_keys_with_prefix(&id_key(&output.prefix))? {
                 if !wanted.contains(&key) {
-                    txn.delete_document(&key, now)?;
+                    output.remove_output(txn, &key, now)?;
                 }
             }
             Ok::<(), EngineError>(())
@@ -96,14 +113,50 @@ impl ReduceOutput {
 
     /// Deletes every output document of the index (it is deleted, reset or replaced).
     pub fn delete_all(&self, merger: &TransactionMerger) -> Result<(), EngineError> {
-        let prefix = id_key(&self.prefix);
+        let output = self.clone();
         merger.write_blocking(move |txn| {
             let now = now_nanos();
-            for key in txn.document_keys_with_prefix(&prefix)? {
-                txn.delete_document(&key, now)?;
+            for key in txn.document_keys_with_prefix(&id_key(&output.prefix))? {
+                output.remove_output(txn, &key, now)?;
             }
             Ok::<(), EngineError>(())
         })
+    }
+
+    /// Writes one output document (unless it is unchanged) and moves it between reference documents.
+    fn put_output(&self, txn: &mut WriteTxn<'_>, id: &str, body: Value, now: i64) -> Result<(), EngineError> {
+        let text = body.to_string();
+        let current = txn.document(&id_key(id))?;
+        let flags = ARTIFICIAL | FROM_INDEX;
+        if current.as_ref().is_some_and(|c| c.body == text && c.flags == flags && c.collection == self.collection) {
+            return Ok(());
+        }
+        txn.put_document(id, &self.collection, text, "{}".to_owned(), flags, now)?;
+        if let Some(pattern) = &self.references {
+            let old = current.and_then(|c| serde_json::from_str::<Value>(&c.body).ok()).and_then(|b| pattern.reference_id(&b));
+            let new = pattern.reference_id(&body);
+            if old != new {
+                if let Some(old) = old {
+                    pattern.remove(txn, &old, id, now)?;
+                }
+            }
+            if let Some(new) = new {
+                pattern.add(txn, &new, id, now)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes one output document (by its lower-cased key) and takes it out of its reference document.
+    fn remove_output(&self, txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<(), EngineError> {
+        let Some(current) = txn.document(key)? else { return Ok(()) };
+        if let Some(pattern) = &self.references {
+            if let Some(reference) = serde_json::from_str::<Value>(&current.body).ok().and_then(|b| pattern.reference_id(&b)) {
+                pattern.remove(txn, &reference, &current.id, now)?;
+            }
+        }
+        txn.delete_document(key, now)?;
+        Ok(())
     }
 
     fn ids(&self, reduce_key: &str, count: usize) -> Vec<String> {
@@ -116,25 +169,20 @@ impl ReduceOutput {
         let ids = self.ids(reduce_key, results.len().max(1));
         for (id, text) in ids.iter().zip(results) {
             let body = match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(fields)) => Value::Object(fields.into_iter().filter(|(k, _)| k != "@metadata").collect()).to_string(),
+                Ok(Value::Object(fields)) => Value::Object(fields.into_iter().filter(|(k, _)| k != "@metadata").collect()),
                 _ => continue,
             };
-            let current = txn.document(&id_key(id))?;
-            let flags = ARTIFICIAL | FROM_INDEX;
-            if current.as_ref().is_some_and(|c| c.body == body && c.flags == flags && c.collection == self.collection) {
-                continue;
-            }
-            txn.put_document(id, &self.collection, body, "{}".to_owned(), flags, now)?;
+            self.put_output(txn, id, body, now)?;
         }
         if results.is_empty() {
-            txn.delete_document(&id_key(&ids[0]), now)?;
+            self.remove_output(txn, &id_key(&ids[0]), now)?;
         }
         // Further results this key had before and has no longer.
         let extra_prefix = id_key(&format!("{}/", ids[0]));
         for key in txn.document_keys_with_prefix(&extra_prefix)? {
             let position: usize = key[extra_prefix.len()..].parse().unwrap_or(usize::MAX);
             if position >= results.len() {
-                txn.delete_document(&key, now)?;
+                self.remove_output(txn, &key, now)?;
             }
         }
         Ok(())

@@ -223,6 +223,10 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
     };
     if let Some(output) = super::output_collection::output_collection_of(raw) {
         check_output_collection(&name, &output, reduce.is_some(), &collections, &maps)?;
+        if let Some(pattern) = super::output_collection::reference_pattern_of(raw) {
+            let pattern = pattern.map_err(|e| invalid(&name, format!("PatternForOutputReduceToCollectionReferences {e}")))?;
+            check_output_collection(&name, &pattern.collection, true, &collections, &maps)?;
+        }
     }
     let options = object.get("Fields").and_then(Value::as_object).cloned().unwrap_or_default();
     for key in options.keys() {
@@ -324,5 +328,13 @@ mod tests {
         let all = "from d in docs select new { a = d.a, n = 1 }";
         let linq_reduce = "from r in results group r by r.a into g select new { a = g.Key, n = g.Sum(x => x.n) }";
         assert!(err(with(all, "Totals", Some(linq_reduce))).contains("reads every collection"));
+        let pattern = |p: &str, c: &str| {
+            compile_definition(&json!({"Name": "A", "Maps": ["map('Orders', o => ({ a: o.a, n: 1 }))"], "Reduce": reduce,
+                "OutputReduceToCollection": "Totals", "PatternForOutputReduceToCollectionReferences": p,
+                "PatternReferencesCollectionName": c}))
+        };
+        assert!(pattern("totals/{a}", "TotalRefs").is_ok());
+        assert!(err(pattern("totals/all", "TotalRefs")).contains("names no field"));
+        assert!(err(pattern("totals/{a}", "Orders")).contains("which it indexes"));
     }
 }
