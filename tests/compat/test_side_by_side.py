@@ -224,3 +224,39 @@ def test_priority_sent_with_a_changed_definition_carries_over_the_swap(server_ur
     wait_for_indexing(http, server_url, db_name)
     stats = http.get(f"{server_url}/databases/{db_name}/indexes/stats", params={"name": "Items/ByGroup"}).json()["Results"][0]
     assert stats["Priority"] == "High"
+
+
+def test_reset_delete_and_recreate_while_queries_run(server_url, db_name, http):
+    """Every rebuild gets fresh files: queries still holding the old index never make it fail."""
+    import threading
+
+    import requests
+
+    put_items(http, server_url, db_name, n=100)
+    put_index(http, server_url, db_name, OLD_MAP)
+    stop = threading.Event()
+    failures = []
+
+    def spam():
+        with requests.Session() as s:
+            while not stop.is_set():
+                r = s.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from index 'Items/ByGroup' where group = 1"})
+                if r.status_code not in (200, 404):
+                    failures.append(r.text)
+
+    threads = [threading.Thread(target=spam) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        for i in range(8):
+            r = http.request("RESET", f"{server_url}/databases/{db_name}/indexes", params={"name": "Items/ByGroup"})
+            assert r.status_code == 204, r.text
+            assert http.delete(f"{server_url}/databases/{db_name}/indexes", params={"name": "Items/ByGroup"}).status_code == 204
+            assert put_index(http, server_url, db_name, OLD_MAP).status_code == 201
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not failures, failures[:3]
+    wait_for_indexing(http, server_url, db_name)
+    assert query(http, server_url, db_name, "from index 'Items/ByGroup' where group = 1")["TotalResults"] == 20

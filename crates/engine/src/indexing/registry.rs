@@ -167,16 +167,6 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
     }
 }
 
-/// The directory of an index; later generations of a replaced index get their own, so a replacement and the
-/// index it replaces never share files.
-fn directory_name_for(name: &str, generation: u64) -> String {
-    if generation == 0 {
-        directory_name(name)
-    } else {
-        directory_name(&format!("{name}.g{generation}"))
-    }
-}
-
 fn directory_name(name: &str) -> String {
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).take(80).collect();
     format!("{safe}-{:08x}", crate::reads::VersionHasher::of(name) as u32)
@@ -242,6 +232,13 @@ impl IndexRegistry {
             .map_err(|e| EngineError::Internal(format!("cannot start index housekeeping: {e}")))?;
         *registry.housekeeper.lock() = Some(housekeeper);
         Ok(registry)
+    }
+
+    /// A new directory for an index built from scratch (created, replaced side by side or reset). Never the
+    /// directory of an earlier index of that name: a query may still hold that one, and with it its LMDB
+    /// environments, which cannot be opened twice.
+    fn fresh_dir(&self, name: &str) -> PathBuf {
+        self.dir.join(directory_name(&format!("{name}@{}", corvid_types::now_nanos())))
     }
 
     /// Whether an index has gone unqueried long enough to be idle.
@@ -374,8 +371,7 @@ impl IndexRegistry {
     pub fn put_static(self: &Arc<Self>, definition: AutoIndexDefinition) -> Result<bool, EngineError> {
         let _guard = self.create_lock.lock();
         let Some(existing) = self.get(&definition.name) else {
-            let dir = self.dir.join(directory_name(&definition.name));
-            let _ = std::fs::remove_dir_all(&dir);
+            let dir = self.fresh_dir(&definition.name);
             tracing::info!(index = %definition.name, "creating static index");
             self.start(definition, &dir)?;
             return Ok(true);
@@ -402,13 +398,11 @@ impl IndexRegistry {
             if same_static(&pending.definition, &definition) {
                 return Ok(false);
             }
-            // A newer definition replaces the replacement being built. Its LMDB environments stay open
-            // while a query still holds it, so the newer one gets a directory of its own.
+            // A newer definition replaces the replacement being built.
             self.delete_handle(&pending);
             generation = generation.max(pending.control.generation() + 1);
         }
-        let dir = self.dir.join(directory_name_for(&definition.name, generation));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = self.fresh_dir(&definition.name);
         std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         IndexControl::create_replacement(&dir, &existing.control, generation)?;
         tracing::info!(index = %definition.name, generation, "building a replacement side by side");
@@ -494,11 +488,9 @@ impl IndexRegistry {
     pub fn reset(self: &Arc<Self>, name: &str) -> Result<bool, EngineError> {
         let Some(handle) = self.get(name) else { return Ok(false) };
         let definition = handle.definition.clone();
-        let dir = handle.dir.clone();
-        let control = std::fs::read(dir.join(super::control::CONTROL_FILE)).ok();
+        let control = std::fs::read(handle.dir.join(super::control::CONTROL_FILE)).ok();
         self.delete_handle(&handle);
-        // The old handle must be gone before the new one opens the same LMDB environments.
-        drop(handle);
+        let dir = self.fresh_dir(&definition.name);
         if let Some(control) = control {
             // Lock mode, priority and the replacement state survive a reset.
             std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
@@ -645,7 +637,7 @@ mod tests {
             "Name": name, "Maps": ["map('Items', function (d) { return { v: d.v }; })"]
         }))
         .unwrap();
-        let dir = root.join(directory_name_for(&format!("{name}{}", if replacement { "-r" } else { "" }), generation));
+        let dir = root.join(directory_name(&format!("{name}.{generation}.{replacement}")));
         std::fs::create_dir_all(&dir).unwrap();
         if generation > 0 || replacement {
             IndexControl::create_replacement(&dir, &IndexControl::default(), generation).unwrap();
