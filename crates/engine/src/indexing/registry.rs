@@ -556,11 +556,15 @@ fn same_static(a: &AutoIndexDefinition, b: &AutoIndexDefinition) -> bool {
 /// A replacement whose index is gone (a crash while deleting) becomes the index. The others are removed.
 fn resolve_generations(found: Vec<(AutoIndexDefinition, PathBuf)>) -> Vec<(AutoIndexDefinition, PathBuf)> {
     use std::collections::HashMap;
-    let mut best: HashMap<(String, bool), (u64, AutoIndexDefinition, PathBuf)> = HashMap::new();
+    // Equal generations (an index deleted and created again, whose old files could not be removed) are
+    // ordered by when the definition was written: the later one is current.
+    type Rank = (u64, std::time::SystemTime);
+    let mut best: HashMap<(String, bool), (Rank, AutoIndexDefinition, PathBuf)> = HashMap::new();
     for (definition, path) in found {
         let control = IndexControl::load(&path);
         let slot = (definition.name.to_lowercase(), control.is_replacement());
-        let generation = control.generation();
+        let written = std::fs::metadata(path.join(DEFINITION_FILE)).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        let generation = (control.generation(), written);
         match best.get(&slot) {
             Some((kept, _, _)) if *kept >= generation => {
                 tracing::warn!(index = %definition.name, path = %path.display(), "removing an older generation of the index");
@@ -580,21 +584,21 @@ fn resolve_generations(found: Vec<(AutoIndexDefinition, PathBuf)>) -> Vec<(AutoI
         if !replacement {
             continue;
         }
-        let main_generation = best.get(&(name.clone(), false)).map(|(g, _, _)| *g);
-        let Some((generation, definition, path)) = best.remove(&(name.clone(), true)) else { continue };
+        let main_generation = best.get(&(name.clone(), false)).map(|((g, _), _, _)| *g);
+        let Some((rank, definition, path)) = best.remove(&(name.clone(), true)) else { continue };
         match main_generation {
             // Left over from a replacement that was itself replaced or already swapped in.
-            Some(main) if main >= generation => {
+            Some(main) if main >= rank.0 => {
                 let _ = std::fs::remove_dir_all(&path);
             }
             Some(_) => {
-                best.insert((name, true), (generation, definition, path));
+                best.insert((name, true), (rank, definition, path));
             }
             None => {
                 if let Err(e) = IndexControl::load(&path).promote(&path) {
                     tracing::warn!(index = %definition.name, error = %e, "could not promote an orphaned replacement");
                 }
-                best.insert((name, false), (generation, definition, path));
+                best.insert((name, false), (rank, definition, path));
             }
         }
     }
@@ -680,6 +684,22 @@ mod tests {
         // A replacement no newer than its index is a leftover.
         let stale = resolve_generations(vec![index_dir(root.path(), "C", 3, false), index_dir(root.path(), "C", 3, true)]);
         assert_eq!(kept(&stale), [(3, false)]);
+    }
+
+    #[test]
+    fn of_two_directories_of_one_generation_the_later_definition_wins() {
+        let root = tempfile::tempdir().unwrap();
+        let (older, newer) = (index_dir(root.path(), "A", 0, false), index_dir(root.path(), "a", 0, false));
+        let newer = (newer.0, root.path().join("newer"));
+        std::fs::create_dir_all(&newer.1).unwrap();
+        for (dir, age) in [(&older.1, 60), (&newer.1, 0)] {
+            let file = std::fs::File::create(dir.join(DEFINITION_FILE)).unwrap();
+            file.set_modified(std::time::SystemTime::now() - Duration::from_secs(age)).unwrap();
+        }
+        let out = resolve_generations(vec![newer.clone(), older.clone()]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1, newer.1);
+        assert!(!older.1.exists());
     }
 
     #[test]
