@@ -109,6 +109,14 @@ def test_changing_a_definition_rebuilds_the_index(store):
     UsersByAge().execute(store)
     changed = IndexDefinition(name="UsersByAge", maps={"map('Users', function (u) { return u.age >= 5 ? { age: u.age } : null; })"})
     store.maintenance.send(PutIndexesOperation(changed))
+    # The new definition is built side by side (`ReplacementOf/UsersByAge`) and answers once swapped in.
+    from ravendb.documents.operations.statistics import GetStatisticsOperation
+    import time
+
+    deadline = time.monotonic() + 30
+    while any(i.name.startswith("ReplacementOf/") for i in store.maintenance.send(GetStatisticsOperation()).indexes):
+        assert time.monotonic() < deadline, "the replacement never swapped in"
+        time.sleep(0.05)
     with store.open_session() as s:
         assert sorted(u.age for u in s.query_index("UsersByAge", User).wait_for_non_stale_results()) == [5, 6, 7, 8, 9]
 

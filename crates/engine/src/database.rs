@@ -35,7 +35,7 @@ impl Default for DatabaseOptions {
 pub struct Database {
     name: String,
     pub(crate) store: Arc<Store>,
-    merger: TransactionMerger,
+    merger: Arc<TransactionMerger>,
     pub(crate) watch: Arc<CommitWatch>,
     pub(crate) indexes: Arc<IndexRegistry>,
     pub(crate) operations: Operations,
@@ -50,9 +50,9 @@ impl Database {
             let watch = watch.clone();
             move |etag| watch.publish(etag)
         };
-        let merger = TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?;
+        let merger = Arc::new(TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?);
         let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
-        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), watch.clone(), lifetimes)?;
+        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), merger.clone(), watch.clone(), lifetimes)?;
         Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations: Operations::new() })
     }
 

@@ -50,7 +50,7 @@ impl Database {
                 snapshot.last_collection_etag(&id_key(&handle.definition.collection))?
             };
             out.push(IndexInfo {
-                name: handle.definition.name.clone(),
+                name: handle.name(),
                 collection: handle.definition.collection.clone(),
                 fields: handle.definition.fields.clone(),
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
@@ -96,7 +96,7 @@ impl Database {
             Some(n) => vec![self.indexes.get(n).ok_or_else(|| EngineError::IndexDoesNotExist(n.to_owned()))?],
             None => self.indexes.all(),
         };
-        Ok(handles.iter().map(|h| (h.definition.name.clone(), h.errors.lock().iter().cloned().collect())).collect())
+        Ok(handles.iter().map(|h| (h.name(), h.errors.lock().iter().cloned().collect())).collect())
     }
 
     /// Forgets the recorded indexing errors of the named indexes (all when `names` is empty).
@@ -115,13 +115,21 @@ impl Database {
     /// Creates or replaces static indexes from the clients' IndexDefinition JSON. Every definition is
     /// compiled first; if any is invalid, none is stored. Blocking.
     pub fn put_indexes(&self, definitions: &[serde_json::Value]) -> Result<Vec<String>, EngineError> {
-        let compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
+        let mut compiled = definitions.iter().map(crate::indexing::compile_definition).collect::<Result<Vec<_>, _>>()?;
+        for definition in &mut compiled {
+            self.prepare_output_collection(definition)?;
+        }
         let mut names_out = Vec::with_capacity(compiled.len());
         for (definition, raw) in compiled.into_iter().zip(definitions) {
             let name = definition.name.clone();
             self.indexes.put_static(definition)?;
-            // Priority and lock mode sent with the definition apply too.
-            let names = [name.clone()];
+            // Priority and lock mode sent with the definition apply too, to a replacement being built as
+            // well (it carries them over when it swaps in).
+            let mut names = vec![name.clone()];
+            let replacement = format!("{}{name}", crate::indexing::REPLACEMENT_PREFIX);
+            if self.indexes.get(&replacement).is_some() {
+                names.push(replacement);
+            }
             if let Some(priority) = raw.get("Priority").and_then(serde_json::Value::as_str) {
                 self.set_indexes_priority(&names, priority)?;
             }
@@ -131,6 +139,56 @@ impl Database {
             names_out.push(name);
         }
         Ok(names_out)
+    }
+
+    /// Checks a map-reduce index's `OutputReduceToCollection` against the database (no other index writes
+    /// there; the collection is empty unless this index already fills it) and assigns the definition its
+    /// `ReduceOutputIndex`, which sets its output documents apart from those of the index it replaces.
+    fn prepare_output_collection(&self, definition: &mut crate::indexing::AutoIndexDefinition) -> Result<(), EngineError> {
+        use crate::indexing::output_collection_of;
+        let Some(statics) = definition.static_index.as_mut() else { return Ok(()) };
+        let Some(output) = output_collection_of(&statics.definition) else { return Ok(()) };
+        let refuse = |message: String| EngineError::IndexCompilation { message: format!("Index '{}': {message}", definition.name) };
+        let mut own_output_index = None;
+        for handle in self.indexes.all() {
+            let Some(raw) = handle.definition.static_index.as_ref().map(|s| &s.definition) else { continue };
+            let same_name = handle.definition.name.eq_ignore_ascii_case(&definition.name);
+            match output_collection_of(raw) {
+                Some(other) if other.eq_ignore_ascii_case(&output) => {
+                    if !same_name {
+                        return Err(refuse(format!(
+                            "index '{}' already outputs reduce results to collection '{output}'",
+                            handle.definition.name
+                        )));
+                    }
+                    let n = raw.get("ReduceOutputIndex").and_then(serde_json::Value::as_u64).unwrap_or(0);
+                    own_output_index = Some(own_output_index.unwrap_or(0).max(n));
+                }
+                _ => {}
+            }
+            if let Some(s) = &handle.definition.static_index {
+                if s.collections.iter().any(|c| c.eq_ignore_ascii_case(&output)) && s.reduce.is_some() && !same_name {
+                    // Two map-reduce indexes feeding each other's collections would loop forever.
+                    if let Some(theirs) = output_collection_of(raw) {
+                        if statics.collections.iter().any(|c| c.eq_ignore_ascii_case(&theirs)) {
+                            return Err(refuse(format!(
+                                "index '{}' reads '{output}' and outputs to '{theirs}', which this index reads (an infinite indexing loop)",
+                                handle.definition.name
+                            )));
+                        }
+                    }
+                }
+            }
+        }
+        if own_output_index.is_none() && self.store.read()?.count_collection(&id_key(&output))? > 0 {
+            return Err(refuse(format!(
+                "collection '{output}' already has documents; OutputReduceToCollection needs an empty collection (or a new name)"
+            )));
+        }
+        if let serde_json::Value::Object(raw) = &mut statics.definition {
+            raw.insert("ReduceOutputIndex".into(), serde_json::json!(own_output_index.map_or(1, |n| n + 1)));
+        }
+        Ok(())
     }
 
     /// The named indexes, or every index when `names` is empty; an unknown name is an error.
@@ -186,12 +244,9 @@ impl Database {
         // A definition that does not compile is a change (storing it would fail), as RavenDB answers.
         let Ok(compiled) = crate::indexing::compile_definition(definition) else { return Ok(true) };
         // What the index computes, not how the client spelled the request (defaults, key order).
-        let same = |a: &crate::indexing::AutoIndexDefinition| {
-            let (x, y) = (a.static_index.as_ref(), compiled.static_index.as_ref());
-            a.fields == compiled.fields
-                && a.collection == compiled.collection
-                && x.map(|s| (&s.maps, &s.reduce)) == y.map(|s| (&s.maps, &s.reduce))
-                && x.and_then(|s| s.definition.get("Fields")) == y.and_then(|s| s.definition.get("Fields"))
+        let same = |a: &crate::indexing::AutoIndexDefinition| match (&a.static_index, &compiled.static_index) {
+            (Some(x), Some(y)) => x.computes_same_as(y),
+            _ => false,
         };
         Ok(self.indexes.get(&compiled.name).is_none_or(|h| !same(&h.definition)))
     }

@@ -153,6 +153,17 @@ impl MapReduceStore {
         Ok(self.results.len(&rtxn)?)
     }
 
+    /// Every reduce key with its results (JSON texts), in key order.
+    pub fn all_results(&self) -> Result<Vec<(String, Vec<String>)>, StorageError> {
+        let rtxn = self.env.read_txn()?;
+        let mut out = Vec::new();
+        for item in self.results.iter(&rtxn)? {
+            let (key, bytes) = item?;
+            out.push((String::from_utf8_lossy(key).into_owned(), json_texts(bytes, "map_reduce.results")?));
+        }
+        Ok(out)
+    }
+
     pub fn size_on_disk(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)
     }

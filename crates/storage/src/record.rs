@@ -168,11 +168,17 @@ pub mod flags {
     pub const HAS_COUNTERS: u32 = 1 << 1;
     pub const HAS_REVISIONS: u32 = 1 << 2;
     pub const HAS_TIME_SERIES: u32 = 1 << 3;
+    /// Written by the server, not a client (map-reduce output documents).
+    pub const ARTIFICIAL: u32 = 1 << 4;
+    /// A map-reduce index's output (`OutputReduceToCollection`).
+    pub const FROM_INDEX: u32 = 1 << 5;
     pub(crate) const NAMES: &[(u32, &str)] = &[
         (HAS_REVISIONS, "HasRevisions"),
         (HAS_ATTACHMENTS, "HasAttachments"),
         (HAS_COUNTERS, "HasCounters"),
         (HAS_TIME_SERIES, "HasTimeSeries"),
+        (ARTIFICIAL, "Artificial"),
+        (FROM_INDEX, "FromIndex"),
     ];
 }
 

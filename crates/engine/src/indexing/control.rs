@@ -1,6 +1,8 @@
 //! What operators set on an index besides its definition: disabled (no indexing until enabled, kept across
 //! restarts), paused (stopped until started again or the database reloads, as RavenDB's "stop"), priority
-//! and lock mode. Persisted next to the definition as `control.json`.
+//! and lock mode; for a side-by-side rebuild, whether the index is the replacement of the index of its name and
+//! its generation (which of two directories claiming one name is newer). Persisted next to the definition as
+//! `control.json`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,21 +12,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
 
-const CONTROL_FILE: &str = "control.json";
+pub(super) const CONTROL_FILE: &str = "control.json";
 
 pub const PRIORITIES: &[&str] = &["Low", "Normal", "High"];
 pub const LOCK_MODES: &[&str] = &["Unlock", "LockedIgnore", "LockedError"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 struct Persisted {
     disabled: bool,
     priority: String,
     lock_mode: String,
+    /// Built side by side to take the place of the index of the same name once it catches up.
+    replacement: bool,
+    /// Grows with every replacement of an index of this name.
+    generation: u64,
 }
 
 impl Default for Persisted {
     fn default() -> Self {
-        Persisted { disabled: false, priority: "Normal".into(), lock_mode: "Unlock".into() }
+        Persisted { disabled: false, priority: "Normal".into(), lock_mode: "Unlock".into(), replacement: false, generation: 0 }
     }
 }
 
@@ -33,6 +40,8 @@ pub struct IndexControl {
     persisted: Mutex<Persisted>,
     disabled: AtomicBool,
     paused: AtomicBool,
+    /// Read by every lookup by name, so kept outside the mutex.
+    replacement: AtomicBool,
 }
 
 impl IndexControl {
@@ -40,14 +49,55 @@ impl IndexControl {
     pub fn load(dir: &Path) -> IndexControl {
         let persisted: Persisted =
             std::fs::read_to_string(dir.join(CONTROL_FILE)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default();
-        IndexControl { disabled: AtomicBool::new(persisted.disabled), paused: AtomicBool::new(false), persisted: Mutex::new(persisted) }
+        IndexControl {
+            disabled: AtomicBool::new(persisted.disabled),
+            paused: AtomicBool::new(false),
+            replacement: AtomicBool::new(persisted.replacement),
+            persisted: Mutex::new(persisted),
+        }
+    }
+
+    /// Writes the control state of a replacement about to be built in `dir`: it inherits the replaced
+    /// index's priority and lock mode.
+    pub fn create_replacement(dir: &Path, of: &IndexControl, generation: u64) -> Result<(), EngineError> {
+        let mut persisted = of.persisted.lock().clone();
+        persisted.disabled = false;
+        persisted.replacement = true;
+        persisted.generation = generation;
+        let control = IndexControl::default();
+        control.save(dir, &persisted)
+    }
+
+    pub fn is_replacement(&self) -> bool {
+        self.replacement.load(Ordering::Relaxed)
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.persisted.lock().generation
+    }
+
+    /// Records on disk that a replacement is now the index of its name (durable before it returns); the
+    /// registry then calls `show_promoted` while it swaps the indexes, so lookups see one or the other.
+    pub fn promote(&self, dir: &Path) -> Result<(), EngineError> {
+        let mut persisted = self.persisted.lock();
+        let mut next = persisted.clone();
+        next.replacement = false;
+        self.save(dir, &next)?;
+        *persisted = next;
+        Ok(())
+    }
+
+    pub fn show_promoted(&self) {
+        self.replacement.store(false, Ordering::Relaxed);
     }
 
     fn save(&self, dir: &Path, persisted: &Persisted) -> Result<(), EngineError> {
         let text = serde_json::to_string_pretty(persisted).map_err(|e| EngineError::Internal(e.to_string()))?;
         let temporary = dir.join(format!("{CONTROL_FILE}.tmp"));
         std::fs::write(&temporary, text)
+            .and_then(|_| std::fs::File::open(&temporary)?.sync_all())
             .and_then(|_| std::fs::rename(&temporary, dir.join(CONTROL_FILE)))
+            .and_then(|_| std::fs::File::open(dir)?.sync_all())
             .map_err(|e| EngineError::Internal(format!("cannot save the index state in {}: {e}", dir.display())))
     }
 

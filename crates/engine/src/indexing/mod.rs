@@ -4,10 +4,13 @@
 mod control;
 mod definition;
 mod js_map;
+mod output_collection;
+mod output_references;
 mod registry;
 mod static_index;
 mod worker;
 
 pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
-pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError};
+pub use output_collection::{output_collection_of, ReduceOutput};
+pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};
 pub use static_index::{compile_definition, SourceLanguage, StaticIndex};

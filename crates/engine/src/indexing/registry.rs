@@ -8,16 +8,19 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store};
+use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store, TransactionMerger};
 use parking_lot::{Mutex, RwLock};
 
 use super::control::IndexControl;
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::output_collection::ReduceOutput;
 use super::worker;
 use crate::commit_watch::CommitWatch;
 use crate::EngineError;
 
 const DEFINITION_FILE: &str = "definition.json";
+/// How RavenDB names the index built side by side to replace another (`ReplacementOf/Orders/Totals`).
+pub const REPLACEMENT_PREFIX: &str = "ReplacementOf/";
 const MAX_KEPT_ERRORS: usize = 500;
 
 #[derive(Debug, Clone)]
@@ -91,11 +94,24 @@ pub struct IndexHandle {
     pub control: IndexControl,
     /// Static indexes: the documents each mapped document loaded.
     pub references: Option<ReferenceStore>,
+    /// Map-reduce indexes with `OutputReduceToCollection`: where their results are written as documents.
+    pub output: Option<ReduceOutput>,
+    /// The output documents must be compared with the stored results (at start, after a failed write).
+    pub output_resync: AtomicBool,
     stop: AtomicBool,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl IndexHandle {
+    /// The name clients see: the definition's, prefixed while the index is a side-by-side replacement.
+    pub fn name(&self) -> String {
+        if self.control.is_replacement() {
+            format!("{REPLACEMENT_PREFIX}{}", self.definition.name)
+        } else {
+            self.definition.name.clone()
+        }
+    }
+
     pub fn should_stop(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -133,6 +149,8 @@ pub struct IndexRegistry {
     housekeeper: Mutex<Option<JoinHandle<()>>>,
     dir: PathBuf,
     store: Arc<Store>,
+    /// Map-reduce output documents are written through the database's merger like any other write.
+    merger: Arc<TransactionMerger>,
     watch: Arc<CommitWatch>,
     indexes: RwLock<Vec<Arc<IndexHandle>>>,
     /// Serialises creation so two queries needing the same new index create it once.
@@ -167,6 +185,7 @@ impl IndexRegistry {
     pub fn open(
         dir: &Path,
         store: Arc<Store>,
+        merger: Arc<TransactionMerger>,
         watch: Arc<CommitWatch>,
         lifetimes: AutoIndexLifetimes,
     ) -> Result<Arc<IndexRegistry>, EngineError> {
@@ -178,30 +197,41 @@ impl IndexRegistry {
             housekeeper: Mutex::new(None),
             dir: dir.to_owned(),
             store,
+            merger,
             watch,
             indexes: RwLock::new(Vec::new()),
             create_lock: Mutex::new(()),
         });
         let entries = std::fs::read_dir(dir).map_err(|e| EngineError::Internal(format!("cannot list {}: {e}", dir.display())))?;
+        let mut found = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
             let Ok(text) = std::fs::read_to_string(path.join(DEFINITION_FILE)) else { continue };
-            let definition: AutoIndexDefinition = match serde_json::from_str(&text) {
-                Ok(d) => d,
-                Err(e) => {
-                    tracing::warn!(path = %path.display(), error = %e, "unreadable index definition; skipping it");
-                    continue;
-                }
-            };
+            match serde_json::from_str::<AutoIndexDefinition>(&text) {
+                Ok(definition) => found.push((definition, path)),
+                Err(e) => tracing::warn!(path = %path.display(), error = %e, "unreadable index definition; skipping it"),
+            }
+        }
+        // Held while opening: a caught-up replacement must not swap itself in before the index it replaces
+        // is registered (`promote` only tries the lock).
+        let opening = registry.create_lock.lock();
+        for (definition, path) in resolve_generations(found) {
             match registry.start(definition.clone(), &path) {
                 Ok(_) => {}
                 Err(e) => {
                     tracing::warn!(index = %definition.name, error = %e, "index could not be opened; rebuilding it");
+                    // The control state (replacement, generation, lock mode) outlives the rebuild.
+                    let control = std::fs::read(path.join(super::control::CONTROL_FILE)).ok();
                     let _ = std::fs::remove_dir_all(&path);
+                    if let Some(control) = control {
+                        let _ = std::fs::create_dir_all(&path);
+                        let _ = std::fs::write(path.join(super::control::CONTROL_FILE), control);
+                    }
                     registry.start(definition, &path)?;
                 }
             }
         }
+        drop(opening);
         let weak = Arc::downgrade(&registry);
         let housekeeper = std::thread::Builder::new()
             .name("index-housekeeping".into())
@@ -209,6 +239,13 @@ impl IndexRegistry {
             .map_err(|e| EngineError::Internal(format!("cannot start index housekeeping: {e}")))?;
         *registry.housekeeper.lock() = Some(housekeeper);
         Ok(registry)
+    }
+
+    /// A new directory for an index built from scratch (created, replaced side by side or reset). Never the
+    /// directory of an earlier index of that name: a query may still hold that one, and with it its LMDB
+    /// environments, which cannot be opened twice.
+    fn fresh_dir(&self, name: &str) -> PathBuf {
+        self.dir.join(directory_name(&format!("{name}@{}", corvid_types::now_nanos())))
     }
 
     /// Whether an index has gone unqueried long enough to be idle.
@@ -233,6 +270,7 @@ impl IndexRegistry {
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
             IndexBackend::Search(Box::new(index))
         };
+        let output = if static_reduce { ReduceOutput::of(&definition) } else { None };
         let handle = Arc::new(IndexHandle {
             processed_etag: AtomicU64::new(index.last_indexed_etag()),
             definition,
@@ -246,6 +284,8 @@ impl IndexRegistry {
             faulted: Mutex::new(None),
             control: IndexControl::load(dir),
             references: if handle_is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
+            output,
+            output_resync: AtomicBool::new(true),
             stop: AtomicBool::new(false),
             thread: Mutex::new(None),
         });
@@ -253,10 +293,10 @@ impl IndexRegistry {
             handle.control.set_paused(true);
         }
         let weak: Weak<IndexRegistry> = Arc::downgrade(self);
-        let (h, store, watch) = (handle.clone(), self.store.clone(), self.watch.clone());
+        let (h, store, merger, watch) = (handle.clone(), self.store.clone(), self.merger.clone(), self.watch.clone());
         let thread = std::thread::Builder::new()
             .name(format!("index:{}", handle.definition.name))
-            .spawn(move || worker::run(&h, &store, &watch, &weak))
+            .spawn(move || worker::run(&h, &store, &merger, &watch, &weak))
             .map_err(|e| EngineError::Internal(format!("cannot start indexing thread: {e}")))?;
         *handle.thread.lock() = Some(thread);
         self.indexes.write().push(handle.clone());
@@ -267,8 +307,14 @@ impl IndexRegistry {
         self.indexes.read().clone()
     }
 
+    /// The index of that name; `ReplacementOf/<name>` finds the replacement being built for it.
     pub fn get(&self, name: &str) -> Option<Arc<IndexHandle>> {
-        self.indexes.read().iter().find(|h| h.definition.name.eq_ignore_ascii_case(name)).cloned()
+        let (name, replacement) = split_replacement(name);
+        self.indexes
+            .read()
+            .iter()
+            .find(|h| h.definition.name.eq_ignore_ascii_case(name) && h.control.is_replacement() == replacement)
+            .cloned()
     }
 
     /// An index that answers a query on `collection` needing `needed`: an existing one that covers it, or
@@ -326,34 +372,74 @@ impl IndexRegistry {
         Ok((self.start(definition, &dir)?, true))
     }
 
-    /// Creates a static index, or replaces one of the same name whose definition differs (the new one is
-    /// built from scratch). Returns false when an identical definition already exists.
+    /// Creates a static index, or starts building a replacement side by side when an index of that name
+    /// computes something else (the old one answers queries until the replacement catches up, see
+    /// `promote`). Returns false when nothing changes.
     pub fn put_static(self: &Arc<Self>, definition: AutoIndexDefinition) -> Result<bool, EngineError> {
         let _guard = self.create_lock.lock();
-        if let Some(existing) = self.get(&definition.name) {
-            if existing.definition == definition {
+        let Some(existing) = self.get(&definition.name) else {
+            let dir = self.fresh_dir(&definition.name);
+            tracing::info!(index = %definition.name, "creating static index");
+            self.start(definition, &dir)?;
+            return Ok(true);
+        };
+        if !existing.definition.is_static() {
+            return Err(EngineError::IndexCompilation {
+                message: format!("Index '{}' is an automatic index; a static index cannot replace it", definition.name),
+            });
+        }
+        if same_static(&existing.definition, &definition) {
+            return Ok(false);
+        }
+        match existing.control.lock_mode().as_str() {
+            "LockedIgnore" => return Ok(false),
+            "LockedError" => {
+                return Err(EngineError::IndexCompilation {
+                    message: format!("Index '{}' is locked (LockedError); unlock it before changing its definition", definition.name),
+                })
+            }
+            _ => {}
+        }
+        let mut generation = existing.control.generation() + 1;
+        if let Some(pending) = self.get(&format!("{REPLACEMENT_PREFIX}{}", definition.name)) {
+            if same_static(&pending.definition, &definition) {
                 return Ok(false);
             }
-            match existing.control.lock_mode().as_str() {
-                "LockedIgnore" => return Ok(false),
-                "LockedError" => {
-                    return Err(EngineError::IndexCompilation {
-                        message: format!("Index '{}' is locked (LockedError); unlock it before changing its definition", definition.name),
-                    })
-                }
-                _ => {}
-            }
-            if !existing.definition.is_static() {
-                return Err(EngineError::IndexCompilation {
-                    message: format!("Index '{}' is an automatic index; a static index cannot replace it", definition.name),
-                });
-            }
-            self.delete(&definition.name);
+            // A newer definition replaces the replacement being built.
+            self.delete_handle(&pending);
+            generation = generation.max(pending.control.generation() + 1);
         }
-        let dir = self.dir.join(directory_name(&definition.name));
-        let _ = std::fs::remove_dir_all(&dir);
-        tracing::info!(index = %definition.name, "creating static index");
+        let dir = self.fresh_dir(&definition.name);
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        IndexControl::create_replacement(&dir, &existing.control, generation)?;
+        tracing::info!(index = %definition.name, generation, "building a replacement side by side");
         self.start(definition, &dir)?;
+        Ok(true)
+    }
+
+    /// Swaps a caught-up replacement in for the index of its name, then deletes the replaced index and its
+    /// files. Queries see the old index or the new one, never neither. Called by the replacement's worker;
+    /// false when the swap must wait (a definition change or delete is in progress).
+    pub fn promote(&self, replacement: &IndexHandle) -> Result<bool, EngineError> {
+        // A put or delete holding the lock may be joining this very worker: never wait for it.
+        let Some(_guard) = self.create_lock.try_lock() else { return Ok(false) };
+        if replacement.should_stop() || !replacement.control.is_replacement() {
+            return Ok(false);
+        }
+        let old = self.get(&replacement.definition.name);
+        // Durable first: after a crash from here on, the higher generation wins (`resolve_generations`).
+        replacement.control.promote(&replacement.dir)?;
+        {
+            let mut indexes = self.indexes.write();
+            if let Some(old) = &old {
+                indexes.retain(|h| !Arc::ptr_eq(h, old));
+            }
+            replacement.control.show_promoted();
+        }
+        if let Some(old) = old {
+            self.retire(&old);
+        }
+        tracing::info!(index = %replacement.definition.name, "replacement caught up and took the place of the index");
         Ok(true)
     }
 
@@ -366,34 +452,57 @@ impl IndexRegistry {
             .cloned()
     }
 
-    /// Deletes an index and its files; false when it did not exist.
+    /// Deletes an index and its files (and the replacement being built for it); false when it did not exist.
     pub fn delete(&self, name: &str) -> bool {
+        let Some(handle) = self.get(name) else { return false };
+        if !handle.control.is_replacement() {
+            if let Some(pending) = self.get(&format!("{REPLACEMENT_PREFIX}{}", handle.definition.name)) {
+                self.delete_handle(&pending);
+            }
+        }
+        self.delete_handle(&handle);
+        true
+    }
+
+    fn delete_handle(&self, handle: &Arc<IndexHandle>) {
         let removed = {
             let mut indexes = self.indexes.write();
-            let position = indexes.iter().position(|h| h.definition.name.eq_ignore_ascii_case(name));
-            position.map(|p| indexes.remove(p))
+            let before = indexes.len();
+            indexes.retain(|h| !Arc::ptr_eq(h, handle));
+            indexes.len() != before
         };
-        match removed {
-            Some(handle) => {
-                handle.stop_and_join(&self.watch);
-                if let Err(e) = std::fs::remove_dir_all(&handle.dir) {
-                    tracing::warn!(index = %handle.definition.name, error = %e, "could not remove index files");
-                }
-                tracing::info!(index = %handle.definition.name, "index deleted");
-                true
-            }
-            None => false,
+        if removed {
+            self.retire(handle);
         }
     }
 
-    /// Drops an index's data and rebuilds it from the documents.
+    /// Stops the worker of an index no longer registered and removes its files.
+    fn retire(&self, handle: &IndexHandle) {
+        handle.stop_and_join(&self.watch);
+        if let Some(output) = &handle.output {
+            // Its output documents go with it (a replacement writes its own, under another prefix).
+            if let Err(e) = output.delete_all(&self.merger) {
+                tracing::warn!(index = %handle.name(), error = %e, "could not delete the index's output documents");
+            }
+        }
+        if let Err(e) = std::fs::remove_dir_all(&handle.dir) {
+            tracing::warn!(index = %handle.name(), error = %e, "could not remove index files");
+        }
+        tracing::info!(index = %handle.name(), "index deleted");
+    }
+
+    /// Drops an index's data and rebuilds it from the documents (a replacement being built stays).
     pub fn reset(self: &Arc<Self>, name: &str) -> Result<bool, EngineError> {
         let Some(handle) = self.get(name) else { return Ok(false) };
         let definition = handle.definition.clone();
-        let dir = handle.dir.clone();
-        // The old handle must be gone before the new one opens the same LMDB environments.
-        drop(handle);
-        self.delete(name);
+        let control = std::fs::read(handle.dir.join(super::control::CONTROL_FILE)).ok();
+        self.delete_handle(&handle);
+        let dir = self.fresh_dir(&definition.name);
+        if let Some(control) = control {
+            // Lock mode, priority and the replacement state survive a reset.
+            std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+            std::fs::write(dir.join(super::control::CONTROL_FILE), control).map_err(|e| EngineError::Internal(e.to_string()))?;
+        }
         self.start(definition, &dir)?;
         Ok(true)
     }
@@ -433,6 +542,79 @@ impl IndexRegistry {
     }
 }
 
+/// `ReplacementOf/<name>` as (`<name>`, true); any other name as (name, false).
+fn split_replacement(name: &str) -> (&str, bool) {
+    match name.get(..REPLACEMENT_PREFIX.len()) {
+        Some(prefix) if prefix.eq_ignore_ascii_case(REPLACEMENT_PREFIX) => (&name[REPLACEMENT_PREFIX.len()..], true),
+        _ => (name, false),
+    }
+}
+
+/// Whether two static definitions compute the same index.
+fn same_static(a: &AutoIndexDefinition, b: &AutoIndexDefinition) -> bool {
+    match (&a.static_index, &b.static_index) {
+        (Some(x), Some(y)) => x.computes_same_as(y),
+        _ => a == b,
+    }
+}
+
+/// Of the directories found at open, keeps one index and at most one replacement per name: a crash in the
+/// middle of a swap leaves two directories claiming a name, and the higher generation is the newer one.
+/// A replacement whose index is gone (a crash while deleting) becomes the index. The others are removed.
+fn resolve_generations(found: Vec<(AutoIndexDefinition, PathBuf)>) -> Vec<(AutoIndexDefinition, PathBuf)> {
+    use std::collections::HashMap;
+    // Equal generations (an index deleted and created again, whose old files could not be removed) are
+    // ordered by when the definition was written: the later one is current.
+    type Rank = (u64, std::time::SystemTime);
+    let mut best: HashMap<(String, bool), (Rank, AutoIndexDefinition, PathBuf)> = HashMap::new();
+    for (definition, path) in found {
+        let control = IndexControl::load(&path);
+        let slot = (definition.name.to_lowercase(), control.is_replacement());
+        let written = std::fs::metadata(path.join(DEFINITION_FILE)).and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH);
+        let generation = (control.generation(), written);
+        match best.get(&slot) {
+            Some((kept, _, _)) if *kept >= generation => {
+                tracing::warn!(index = %definition.name, path = %path.display(), "removing an older generation of the index");
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            _ => {
+                if let Some((_, _, older)) = best.insert(slot, (generation, definition, path)) {
+                    tracing::warn!(path = %older.display(), "removing an older generation of the index");
+                    let _ = std::fs::remove_dir_all(&older);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let names: Vec<(String, bool)> = best.keys().cloned().collect();
+    for (name, replacement) in names {
+        if !replacement {
+            continue;
+        }
+        let main_generation = best.get(&(name.clone(), false)).map(|((g, _), _, _)| *g);
+        let Some((rank, definition, path)) = best.remove(&(name.clone(), true)) else { continue };
+        match main_generation {
+            // Left over from a replacement that was itself replaced or already swapped in.
+            Some(main) if main >= rank.0 => {
+                let _ = std::fs::remove_dir_all(&path);
+            }
+            Some(_) => {
+                best.insert((name, true), (rank, definition, path));
+            }
+            None => {
+                if let Err(e) = IndexControl::load(&path).promote(&path) {
+                    tracing::warn!(index = %definition.name, error = %e, "could not promote an orphaned replacement");
+                }
+                best.insert((name, false), (rank, definition, path));
+            }
+        }
+    }
+    for (_, (_, definition, path)) in best {
+        out.push((definition, path));
+    }
+    out
+}
+
 /// How long since the index was last queried (or created, if never).
 fn unused_for(handle: &IndexHandle) -> Duration {
     let last_used = handle.last_query_time.load(Ordering::Relaxed).max(handle.created_at);
@@ -454,5 +636,83 @@ fn housekeeping(registry: &Weak<IndexRegistry>, lifetimes: AutoIndexLifetimes) {
                 registry.delete(&handle.definition.name);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index_dir(root: &Path, name: &str, generation: u64, replacement: bool) -> (AutoIndexDefinition, PathBuf) {
+        let definition = super::super::compile_definition(&serde_json::json!({
+            "Name": name, "Maps": ["map('Items', function (d) { return { v: d.v }; })"]
+        }))
+        .unwrap();
+        let dir = root.join(directory_name(&format!("{name}.{generation}.{replacement}")));
+        std::fs::create_dir_all(&dir).unwrap();
+        if generation > 0 || replacement {
+            IndexControl::create_replacement(&dir, &IndexControl::default(), generation).unwrap();
+            if !replacement {
+                IndexControl::load(&dir).promote(&dir).unwrap();
+            }
+        }
+        (definition, dir)
+    }
+
+    fn kept(out: &[(AutoIndexDefinition, PathBuf)]) -> Vec<(u64, bool)> {
+        let mut kept: Vec<(u64, bool)> = out
+            .iter()
+            .map(|(_, p)| {
+                let c = IndexControl::load(p);
+                (c.generation(), c.is_replacement())
+            })
+            .collect();
+        kept.sort();
+        kept
+    }
+
+    #[test]
+    fn a_crash_in_the_middle_of_a_swap_keeps_the_newer_generation() {
+        let root = tempfile::tempdir().unwrap();
+        let old = index_dir(root.path(), "A", 0, false);
+        let new = index_dir(root.path(), "A", 1, false);
+        let out = resolve_generations(vec![new, old.clone()]);
+        assert_eq!(kept(&out), [(1, false)]);
+        assert!(!old.1.exists(), "the replaced index's files are removed");
+    }
+
+    #[test]
+    fn a_replacement_is_kept_beside_its_index_and_an_orphan_becomes_the_index() {
+        let root = tempfile::tempdir().unwrap();
+        let out = resolve_generations(vec![index_dir(root.path(), "A", 0, false), index_dir(root.path(), "A", 1, true)]);
+        assert_eq!(kept(&out), [(0, false), (1, true)]);
+        let orphan = resolve_generations(vec![index_dir(root.path(), "B", 2, true)]);
+        assert_eq!(kept(&orphan), [(2, false)]);
+        // A replacement no newer than its index is a leftover.
+        let stale = resolve_generations(vec![index_dir(root.path(), "C", 3, false), index_dir(root.path(), "C", 3, true)]);
+        assert_eq!(kept(&stale), [(3, false)]);
+    }
+
+    #[test]
+    fn of_two_directories_of_one_generation_the_later_definition_wins() {
+        let root = tempfile::tempdir().unwrap();
+        let (older, newer) = (index_dir(root.path(), "A", 0, false), index_dir(root.path(), "a", 0, false));
+        let newer = (newer.0, root.path().join("newer"));
+        std::fs::create_dir_all(&newer.1).unwrap();
+        for (dir, age) in [(&older.1, 60), (&newer.1, 0)] {
+            let file = std::fs::File::create(dir.join(DEFINITION_FILE)).unwrap();
+            file.set_modified(std::time::SystemTime::now() - Duration::from_secs(age)).unwrap();
+        }
+        let out = resolve_generations(vec![newer.clone(), older.clone()]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1, newer.1);
+        assert!(!older.1.exists());
+    }
+
+    #[test]
+    fn replacement_names_are_recognised_case_insensitively() {
+        assert_eq!(split_replacement("ReplacementOf/Orders/Totals"), ("Orders/Totals", true));
+        assert_eq!(split_replacement("replacementof/x"), ("x", true));
+        assert_eq!(split_replacement("Orders/Totals"), ("Orders/Totals", false));
     }
 }

@@ -27,7 +27,37 @@ pub struct StaticIndex {
     pub definition: Value,
 }
 
+/// Keys of the definition as sent that change what an index computes; `Priority`, `LockMode` and `State`
+/// do not, and `ReduceOutputIndex` is assigned by the server.
+const COMPUTING_KEYS: &[&str] = &[
+    "Fields",
+    "Configuration",
+    "AdditionalSources",
+    "AdditionalAssemblies",
+    "OutputReduceToCollection",
+    "PatternForOutputReduceToCollectionReferences",
+    "PatternReferencesCollectionName",
+];
+
+/// A key's value with the spellings of "nothing" (missing, null, empty object or list) made equal.
+fn meaningful<'a>(definition: &'a Value, key: &str) -> Option<&'a Value> {
+    definition.get(key).filter(|v| match v {
+        Value::Null => false,
+        Value::Object(o) => !o.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    })
+}
+
 impl StaticIndex {
+    /// Whether both definitions compute the same index, whatever their priority, lock mode or state: a put
+    /// that changes only those must not rebuild the index.
+    pub fn computes_same_as(&self, other: &StaticIndex) -> bool {
+        self.maps == other.maps
+            && self.reduce == other.reduce
+            && COMPUTING_KEYS.iter().all(|k| meaningful(&self.definition, k) == meaningful(&other.definition, k))
+    }
+
     /// RavenDB's index type name.
     pub fn type_name(&self) -> &'static str {
         match (self.language, self.reduce.is_some()) {
@@ -103,6 +133,38 @@ fn linq_spatial_fields(maps: &[String]) -> Vec<String> {
     out
 }
 
+/// An index may not write its results into a collection it reads or loads from: every output would
+/// re-index the index itself, without end.
+fn check_output_collection(name: &str, output: &str, map_reduce: bool, collections: &[String], maps: &[String]) -> Result<(), EngineError> {
+    if !map_reduce {
+        return Err(invalid(name, "OutputReduceToCollection is only for map-reduce indexes (the definition has no 'Reduce')"));
+    }
+    if collections.is_empty() {
+        return Err(invalid(
+            name,
+            format!("it reads every collection, so it cannot output reduce results to collection '{output}' (an infinite indexing loop)"),
+        ));
+    }
+    if collections.iter().any(|c| c.eq_ignore_ascii_case(output)) {
+        return Err(invalid(
+            name,
+            format!("it cannot output reduce results to collection '{output}', which it indexes (an infinite indexing loop)"),
+        ));
+    }
+    let quoted = [format!("'{output}'"), format!("\"{output}\"")];
+    let loads = maps.iter().any(|m| {
+        let lower = m.to_ascii_lowercase();
+        (lower.contains("load(") || lower.contains("loaddocument")) && quoted.iter().any(|q| m.contains(q.as_str()))
+    });
+    if loads {
+        return Err(invalid(
+            name,
+            format!("it cannot output reduce results to collection '{output}', which it loads documents from (an infinite indexing loop)"),
+        ));
+    }
+    Ok(())
+}
+
 /// Validates a client's IndexDefinition and compiles it; returns the definition the registry runs.
 pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineError> {
     let Value::Object(object) = raw else {
@@ -169,6 +231,13 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
             (if all_documents { Vec::new() } else { collections }, fields)
         }
     };
+    if let Some(output) = super::output_collection::output_collection_of(raw) {
+        check_output_collection(&name, &output, reduce.is_some(), &collections, &maps)?;
+        if let Some(pattern) = super::output_collection::reference_pattern_of(raw) {
+            let pattern = pattern.map_err(|e| invalid(&name, format!("PatternForOutputReduceToCollectionReferences {e}")))?;
+            check_output_collection(&name, &pattern.collection, true, &collections, &maps)?;
+        }
+    }
     let options = object.get("Fields").and_then(Value::as_object).cloned().unwrap_or_default();
     for key in options.keys() {
         if key != "__all_fields" && !field_names.contains(key) {
@@ -255,5 +324,30 @@ mod tests {
         assert!(err(json!({"Name": "A", "Maps": []})).contains("no map"));
         assert!(err(json!({"Name": "A", "Maps": ["map('Users', function (u) { return { ; })"]})).contains("Index 'A'"));
         assert!(err(json!({"Name": "Auto/X", "Maps": ["map('Users', u => u)"]})).contains("reserved"));
+    }
+
+    #[test]
+    fn output_collections_that_would_loop_are_refused() {
+        let reduce = "groupBy(x => x.a).aggregate(g => ({ a: g.key, n: g.values.length }))";
+        let with = |maps: &str, output: &str, reduce: Option<&str>| {
+            compile_definition(&json!({"Name": "A", "Maps": [maps], "Reduce": reduce, "OutputReduceToCollection": output}))
+        };
+        assert!(with("map('Orders', o => ({ a: o.a, n: 1 }))", "Totals", Some(reduce)).is_ok());
+        let err = |r: Result<AutoIndexDefinition, EngineError>| r.unwrap_err().to_string();
+        assert!(err(with("map('Orders', o => ({ a: o.a, n: 1 }))", "orders", Some(reduce))).contains("which it indexes"));
+        assert!(err(with("map('Orders', o => ({ a: o.a, n: 1 }))", "Totals", None)).contains("only for map-reduce"));
+        let loading = "map('Orders', o => { var t = load(o.t, 'Totals'); return { a: o.a, n: 1 }; })";
+        assert!(err(with(loading, "Totals", Some(reduce))).contains("loads documents"));
+        let all = "from d in docs select new { a = d.a, n = 1 }";
+        let linq_reduce = "from r in results group r by r.a into g select new { a = g.Key, n = g.Sum(x => x.n) }";
+        assert!(err(with(all, "Totals", Some(linq_reduce))).contains("reads every collection"));
+        let pattern = |p: &str, c: &str| {
+            compile_definition(&json!({"Name": "A", "Maps": ["map('Orders', o => ({ a: o.a, n: 1 }))"], "Reduce": reduce,
+                "OutputReduceToCollection": "Totals", "PatternForOutputReduceToCollectionReferences": p,
+                "PatternReferencesCollectionName": c}))
+        };
+        assert!(pattern("totals/{a}", "TotalRefs").is_ok());
+        assert!(err(pattern("totals/all", "TotalRefs")).contains("names no field"));
+        assert!(err(pattern("totals/{a}", "Orders")).contains("which it indexes"));
     }
 }

@@ -10,12 +10,13 @@ use std::time::Duration;
 use corvid_index::MappedDocument;
 use corvid_js::Host;
 use corvid_storage::MapOutput;
-use corvid_storage::Store;
 use corvid_storage::{DocumentEntries, ReadTxn, ReferenceStore};
+use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
 use super::definition::{Aggregation, AutoIndexDefinition};
 use super::js_map::JsMapProgram;
+use super::output_collection::OutputChanges;
 use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
 use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
@@ -166,7 +167,7 @@ fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -
     serde_json::Value::Object(merged)
 }
 
-pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
+pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
     let mapper = loop {
         match Mapper::for_definition(&handle.definition) {
             Ok(mapper) => break mapper,
@@ -188,7 +189,7 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
             std::thread::sleep(Duration::from_millis(100));
             continue;
         }
-        let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, &mapper)));
+        let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, merger, &mapper)));
         match outcome {
             Ok(Ok(true)) => continue,
             Ok(Ok(false)) => {
@@ -200,17 +201,26 @@ pub fn run(handle: &IndexHandle, store: &Store, watch: &CommitWatch, registry: &
                     retired_narrower = true;
                 }
                 *handle.status.lock() = "Idle: caught up".into();
+                if handle.control.is_replacement() {
+                    // Durable before it answers queries in place of the index it replaces.
+                    checkpoint(handle, true);
+                    if let Some(registry) = registry.upgrade() {
+                        if let Err(e) = registry.promote(handle) {
+                            tracing::warn!(index = %handle.name(), error = %e, "could not swap the replacement in; retrying");
+                        }
+                    }
+                }
                 checkpoint(handle, false);
                 watch.wait_beyond(handle.processed_etag.load(Ordering::Relaxed), Duration::from_secs(1));
             }
             Ok(Err(e)) => {
-                tracing::error!(index = %handle.definition.name, error = %e, "indexing batch failed; retrying");
+                tracing::error!(index = %handle.name(), error = %e, "indexing batch failed; retrying");
                 *handle.faulted.lock() = Some(e.to_string());
                 *handle.status.lock() = format!("Error: {e}");
                 std::thread::sleep(Duration::from_secs(1));
             }
             Err(_) => {
-                tracing::error!(index = %handle.definition.name, "indexing batch panicked; retrying");
+                tracing::error!(index = %handle.name(), "indexing batch panicked; retrying");
                 *handle.faulted.lock() = Some("the indexing batch panicked".into());
                 std::thread::sleep(Duration::from_secs(1));
             }
@@ -399,7 +409,13 @@ fn add_dependents(
 }
 
 /// Indexes one batch; false when there was nothing to do.
-fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<bool, EngineError> {
+fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, mapper: &Mapper) -> Result<bool, EngineError> {
+    if let (Some(output), IndexBackend::StaticReduce { store: reduced, .. }) = (&handle.output, &handle.index) {
+        if handle.output_resync.load(Ordering::Relaxed) {
+            output.resync(merger, reduced)?;
+            handle.output_resync.store(false, Ordering::Relaxed);
+        }
+    }
     let from = handle.processed_etag.load(Ordering::Relaxed);
     let snapshot = store.read()?;
     let last_etag = snapshot.last_etag()?;
@@ -496,6 +512,8 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
                     }
                 };
                 let outcome = store.apply(&changes, cut, &mut reducer)?;
+                let output_changes =
+                    handle.output.as_ref().map(|_| OutputChanges { updated: outcome.updated.clone(), removed: outcome.removed.clone() });
                 let mut removed = outcome.removed;
                 let mut upserts = Vec::with_capacity(outcome.updated.len());
                 for (key, texts) in outcome.updated {
@@ -508,6 +526,13 @@ fn run_batch(handle: &IndexHandle, store: &Store, mapper: &Mapper) -> Result<boo
                     }
                 }
                 results.apply(&upserts, &removed, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
+                if let (Some(output), Some(output_changes)) = (&handle.output, output_changes) {
+                    if let Err(e) = output.apply(merger, output_changes) {
+                        // The index has these results already; a resync writes them at the next batch.
+                        handle.output_resync.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
             }
             changed
         }

@@ -38,6 +38,8 @@ pub fn definition_json(info: &IndexInfo) -> Value {
         }
         out.insert("Type".into(), json!(info.index_type));
         out.insert("SourceType".into(), json!("Documents"));
+        // A replacement built side by side is listed under its own name (`ReplacementOf/...`).
+        out.insert("Name".into(), json!(info.name));
         return Value::Object(out);
     }
     let fields: Vec<String> = info.fields.iter().map(|f| f.path.clone()).collect();
@@ -52,6 +54,7 @@ pub fn definition_json(info: &IndexInfo) -> Value {
 }
 
 pub fn stats_json(info: &IndexInfo) -> Value {
+    let definition_key = |key: &str| info.static_definition.as_ref().and_then(|d| d.get(key)).cloned().unwrap_or(Value::Null);
     let mut collections = Map::new();
     collections.insert(
         info.collection.clone(),
@@ -61,8 +64,10 @@ pub fn stats_json(info: &IndexInfo) -> Value {
     json!({
         "Name": info.name, "MapAttempts": info.map_attempts, "MapSuccesses": info.map_successes, "MapErrors": info.map_errors,
         "MapReferenceAttempts": 0, "MapReferenceSuccesses": 0, "MapReferenceErrors": 0,
-        "ReduceAttempts": null, "ReduceSuccesses": null, "ReduceErrors": null, "ReduceOutputCollection": null,
-        "ReduceOutputReferencePattern": null, "PatternReferencesCollectionName": null,
+        "ReduceAttempts": null, "ReduceSuccesses": null, "ReduceErrors": null,
+        "ReduceOutputCollection": definition_key("OutputReduceToCollection"),
+        "ReduceOutputReferencePattern": definition_key("PatternForOutputReduceToCollectionReferences"),
+        "PatternReferencesCollectionName": definition_key("PatternReferencesCollectionName"),
         "MappedPerSecondRate": 0.0, "ReducedPerSecondRate": 0.0, "MaxNumberOfOutputsPerDocument": 1,
         "Collections": collections, "LastQueryingTime": date_or_null(info.last_query_time), "State": info.state,
         "Priority": info.priority, "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
