@@ -16,9 +16,9 @@ source "$BENCH_DIR/lib/opensearch.sh"
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
-    N=${N:-100000}; DURATION=${DURATION:-5}; REPEATS=${REPEATS:-1}; LAG_DURATION=${LAG_DURATION:-10}
+    N=${N:-100000}; DURATION=${DURATION:-5}; REPEATS=${REPEATS:-1}; LAG_DURATION=${LAG_DURATION:-10}; WARMUP=${WARMUP:-8}
 else
-    N=${N:-1000000}; DURATION=${DURATION:-10}; REPEATS=${REPEATS:-1}; LAG_DURATION=${LAG_DURATION:-30}
+    N=${N:-1000000}; DURATION=${DURATION:-10}; REPEATS=${REPEATS:-2}; LAG_DURATION=${LAG_DURATION:-30}; WARMUP=${WARMUP:-15}
 fi
 SHAPES=${SHAPES:-"title desc total"}
 CONCS=${CONCS:-"1 8"}
@@ -230,6 +230,19 @@ PY
         note "$sys $shape c=$conc: errors $(grep -o '"non2xx": [0-9]*\|"sock_errors": [0-9]*' "$W/$tag.json" | tr '\n' ' ')"
     fi
 }
+# warm-up: every system answers every shape for WARMUP seconds first (the JVM's JIT needs it; not recorded)
+log "warm-up: ${WARMUP}s of each shape on each system (not recorded)"
+for sys in $SYSTEMS; do
+    for shape in $SHAPES; do
+        case $sys in
+            corvid) BENCH_PATH=/databases/bench/queries BENCH_BODIES_FILE=$W/corvid_$shape.txt \
+                        wrk -t 2 -c 4 -d "${WARMUP}s" -s "$BENCH_LIB/wrk_bodies.lua" "$CORVID_URL" >/dev/null 2>&1 || true ;;
+            opensearch) BENCH_PATH=/versions/_search BENCH_BODIES_FILE=$W/os_$shape.txt \
+                        wrk -t 2 -c 4 -d "${WARMUP}s" -s "$BENCH_LIB/wrk_bodies.lua" "$OS_URL" >/dev/null 2>&1 || true ;;
+            postgres) pg_run_pgbench "$W/warm_$shape" -M prepared -c 4 -j 2 -T "$WARMUP" -f "$W/pg_$shape.sql" || true ;;
+        esac
+    done
+done
 log "searches under $UPDATE_RATE updates/s: shapes $SHAPES, clients $CONCS, ${DURATION}s each"
 i=0
 for rep in $(seq 1 "$REPEATS"); do

@@ -220,17 +220,19 @@ def _load_state(path):
 def cmd_updates(a):
     state = _load_state(a.state) if a.state else {}
     r = random.Random(a.run_seed)
-    inflight, pending = set(), {}
+    inflight, pending, tracked_ids = set(), {}, set()
     db = a.db
 
     def make_write(n):
         while True:
             i = r.randrange(a.count)
-            if i not in inflight:
+            if i not in inflight and i not in tracked_ids:
                 break
         inflight.add(i)
         new = state.get(i, base_downloads(a.seed, i)) + r.randint(1, 100)
         tok = token_of(n, a.salt) if a.track_every and n % a.track_every == 0 else None
+        if tok:
+            tracked_ids.add(i)   # never rewritten again in this run: a later update would remove the token
         pending[n] = (i, new)
         doc = make_version(a.seed, i, a.count, downloads=new, token=tok)
         if a.target == "corvid":
