@@ -200,7 +200,7 @@ run_q() {  # run_q SYSTEM SHAPE CONC REP
         corvid|opensearch)
             local url path bodies
             if [ "$sys" = corvid ]; then url=$CORVID_URL; path=/databases/bench/queries; bodies=$W/corvid_$shape.txt
-            else url=$OS_URL; path=/versions/_search; bodies=$W/os_$shape.txt; fi
+            else url=$OS_URL; path="/versions/_search?request_cache=false"; bodies=$W/os_$shape.txt; fi
             BENCH_PATH=$path BENCH_BODIES_FILE=$bodies BENCH_SEED=$rep \
                 wrk -t "$threads" -c "$conc" -d "${DURATION}s" --timeout 30s -s "$BENCH_LIB/wrk_bodies.lua" "$url" >"$W/$tag.out" 2>&1 || true
             "$PY" "$BENCH_LIB/measure.py" wrk "$W/$tag.out" >"$W/$tag.json" ;;
@@ -237,7 +237,7 @@ for sys in $SYSTEMS; do
         case $sys in
             corvid) BENCH_PATH=/databases/bench/queries BENCH_BODIES_FILE=$W/corvid_$shape.txt \
                         wrk -t 2 -c 4 -d "${WARMUP}s" -s "$BENCH_LIB/wrk_bodies.lua" "$CORVID_URL" >/dev/null 2>&1 || true ;;
-            opensearch) BENCH_PATH=/versions/_search BENCH_BODIES_FILE=$W/os_$shape.txt \
+            opensearch) BENCH_PATH="/versions/_search?request_cache=false" BENCH_BODIES_FILE=$W/os_$shape.txt \
                         wrk -t 2 -c 4 -d "${WARMUP}s" -s "$BENCH_LIB/wrk_bodies.lua" "$OS_URL" >/dev/null 2>&1 || true ;;
             postgres) pg_run_pgbench "$W/warm_$shape" -M prepared -c 4 -j 2 -T "$WARMUP" -f "$W/pg_$shape.sql" || true ;;
         esac

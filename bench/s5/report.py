@@ -94,8 +94,8 @@ def main():
           f"{c('corvid', 'cpu')} / {c('opensearch', 'cpu')} / {c('postgres', 'cpu')} | "
           f"{sum(row[s]['err'] for s in row)} |")
     P("")
-    P("Shapes: `facet` = `from index 'Phones/Search' select facet(Brand), facet(OS), facet(Price < 200, Price between 200 and 500, Price > 500)` "
-      "over every product (OpenSearch: size 0, terms Brand, terms OS, range Price; PostgreSQL: one GROUP BY GROUPING SETS scan); "
+    P("Shapes: `facet` = `from index 'Phones/Search' select facet(Brand), facet(OS), facet(Price < 200.0, Price between 200.0 and 500.0, Price > 500.0)` "
+      "over every product (OpenSearch: size 0, `request_cache=false`, terms Brand, terms OS, range Price; PostgreSQL: one GROUP BY GROUPING SETS scan); "
       "`facet_q` = the same `where search(Name, $q)` (one word of 23; OpenSearch `match`; PostgreSQL GIN tsvector filter); "
       "`radius` = `where spatial.within(Location, spatial.circle($r, $lat, $lng)) order by spatial.distance(Location, spatial.point($lat, $lng)) limit 20` "
       "with r in 2/5/10/25 km around 60 city centres (OpenSearch geo_distance + _geo_distance sort, total hits tracked; PostgreSQL "

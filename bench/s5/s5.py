@@ -79,7 +79,8 @@ SEARCH_WORDS = ["galaxy", "iphone", "redmi", "pixel", "ultra", "pro", "lite", "m
 
 def make_phone(seed, i):
     r = random.Random(seed * 1_000_003 + i)
-    name, w, oses, series = BRANDS[next(k for k, c in enumerate(_CUMB) if c > r.random() * _CUMB[-1])]
+    x = r.random() * _CUMB[-1]
+    name, w, oses, series = BRANDS[next(k for k, c in enumerate(_CUMB) if c > x)]
     osn = oses[0] if len(oses) == 1 or r.random() < 0.7 else oses[1]
     s = r.choice(series)
     title = " ".join(x for x in (name, s, str(r.randint(1, 60)), r.choice(VARIANTS), r.choice(COLORS)) if x)
@@ -95,7 +96,9 @@ def _copy_escape(s):
     return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
-FACETS = "select facet(Brand), facet(OS), facet(Price < 200, Price between 200 and 500, Price > 500)"
+# Double literals: with integer literals RavenDB (and Corvid) compare the long-truncated value, so 500.99 would
+# count as "between 200 and 500"; 200.0 / 500.0 give the same buckets as OpenSearch's and PostgreSQL's.
+FACETS = "select facet(Brand), facet(OS), facet(Price < 200.0, Price between 200.0 and 500.0, Price > 500.0)"
 
 
 def corvid_facet(q=None):
@@ -222,7 +225,7 @@ def _corvid_facets(j):
 def _os_facets(j):
     a = j["aggregations"]
     pr = a["price"]["buckets"]
-    names = ["price < 200", "price between 200 and 500", "price > 500"]
+    names = ["price < 200.0", "price between 200.0 and 500.0", "price > 500.0"]
     return {"brand": {b["key"].lower(): b["doc_count"] for b in a["brand"]["buckets"]},
             "os": {b["key"].lower(): b["doc_count"] for b in a["os"]["buckets"]},
             "price": {names[k]: b["doc_count"] for k, b in enumerate(pr) if b["doc_count"]}}
@@ -232,8 +235,8 @@ def _pg_facets(psql, q):
     where = "" if q is None else f"WHERE to_tsvector('simple', body->>'Name') @@ to_tsquery('simple', '{q}')"
     sql = (f"SELECT 'brand', lower(body->>'Brand'), count(*) FROM phones {where} GROUP BY 2 UNION ALL "
            f"SELECT 'os', lower(body->>'OS'), count(*) FROM phones {where} GROUP BY 2 UNION ALL "
-           f"SELECT 'price', CASE WHEN (body->>'Price')::float8 < 200 THEN 'price < 200' WHEN (body->>'Price')::float8 <= 500 "
-           f"THEN 'price between 200 and 500' ELSE 'price > 500' END, count(*) FROM phones {where} GROUP BY 2")
+           f"SELECT 'price', CASE WHEN (body->>'Price')::float8 < 200 THEN 'price < 200.0' WHEN (body->>'Price')::float8 <= 500 "
+           f"THEN 'price between 200.0 and 500.0' ELSE 'price > 500.0' END, count(*) FROM phones {where} GROUP BY 2")
     out = {}
     for line in subprocess.run(psql + ["-At", "-F", "\t", "-c", sql], capture_output=True, text=True, check=True).stdout.splitlines():
         k, v, n = line.split("\t")
@@ -248,7 +251,7 @@ def cmd_crosscheck(a):
     for q in [None] + SEARCH_WORDS[:a.per_shape]:
         st, j, ms, raw = sb.corvid_query(c, a.db, corvid_facet(q)["Query"], corvid_facet(q)["QueryParameters"], True)
         cv = _corvid_facets(j) if st == 200 else f"HTTP {st}: {sb.short(raw, 200)}"
-        st2, d2 = sb.req(oc, "POST", f"/{OS_INDEX}/_search", os_facet(q))
+        st2, d2 = sb.req(oc, "POST", f"/{OS_INDEX}/_search?request_cache=false", os_facet(q))
         ov = _os_facets(json.loads(d2)) if st2 == 200 else f"HTTP {st2}: {sb.short(d2, 200)}"
         pv = _pg_facets(psql, q)
         out.append({"shape": "facet", "q": q, "agree": cv == ov == pv, "corvid": cv, "opensearch": ov, "postgres": pv})
