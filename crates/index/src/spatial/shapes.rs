@@ -138,7 +138,14 @@ fn circle_polygon(lat: f64, lng: f64, radius: f64, options: SpatialOptions) -> P
 /// Whether a point is in (or on) a query shape.
 pub(crate) fn shape_contains(shape: &Shape, lat: f64, lng: f64, options: SpatialOptions) -> bool {
     match shape {
-        Shape::Circle { lat: clat, lng: clng, radius_km } => distance(options, *clat, *clng, lat, lng) <= *radius_km,
+        Shape::Circle { lat: clat, lng: clng, radius_km } => {
+            // A great-circle distance is at least the distance along the meridian, R·|Δlat|: this rejects most
+            // far points of a radius query without the haversine's trigonometry (the margin absorbs rounding).
+            if !options.cartesian && (lat - clat).abs().to_radians() * EARTH_RADIUS_KM > radius_km * (1.0 + 1e-9) + 1e-9 {
+                return false;
+            }
+            distance(options, *clat, *clng, lat, lng) <= *radius_km
+        }
         Shape::Geometry(g) => g.intersects(&Point::new(lng, lat)),
     }
 }
@@ -258,6 +265,26 @@ mod tests {
             let d = distance_km(32.0, 34.0, c.y, c.x);
             assert!((d - 50.0).abs() < 0.01, "{d}");
         }
+    }
+
+    #[test]
+    fn the_latitude_band_never_rejects_a_point_inside_the_circle() {
+        let geo = SpatialOptions::default();
+        let mut state = 7u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for _ in 0..20_000 {
+            let (clat, clng) = (next() * 170.0 - 85.0, next() * 360.0 - 180.0);
+            let (lat, lng) = (clat + next() * 4.0 - 2.0, clng + next() * 4.0 - 2.0);
+            let radius_km = next() * 300.0;
+            let exact = distance_km(clat, clng, lat, lng) <= radius_km;
+            assert_eq!(shape_contains(&Shape::Circle { lat: clat, lng: clng, radius_km }, lat, lng, geo), exact);
+        }
+        // Exactly on the circle along a meridian.
+        let north = 32.0 + (50.0 / EARTH_RADIUS_KM).to_degrees();
+        assert!(shape_contains(&Shape::Circle { lat: 32.0, lng: 34.0, radius_km: distance_km(32.0, 34.0, north, 34.0) }, north, 34.0, geo));
     }
 
     #[test]
