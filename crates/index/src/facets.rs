@@ -128,13 +128,26 @@ impl DocumentIndex {
             let numbers = self.aggregate_columns(reader, &aggregate_columns)?;
             // Count per term ordinal first; resolve ordinals to text once per segment.
             let mut per_ord: HashMap<u64, (u64, Vec<Aggregate>)> = HashMap::new();
-            for doc in docs {
-                for ord in terms.term_ords(doc) {
-                    let slot = per_ord.entry(ord).or_insert_with(|| {
-                        (0, aggregate_fields.iter().map(|f| Aggregate { field: f.clone(), ..Default::default() }).collect())
-                    });
-                    slot.0 += 1;
-                    Self::aggregate_doc(&numbers, doc, &mut slot.1);
+            if aggregate_fields.is_empty() {
+                // Plain counts (the common case): one array slot per term of the segment, no hashing per document.
+                let mut counts = vec![0u32; terms.dictionary().num_terms()];
+                for doc in docs {
+                    for ord in terms.term_ords(doc) {
+                        counts[ord as usize] += 1;
+                    }
+                }
+                per_ord.extend(
+                    counts.into_iter().enumerate().filter(|(_, n)| *n > 0).map(|(ord, n)| (ord as u64, (u64::from(n), Vec::new()))),
+                );
+            } else {
+                for doc in docs {
+                    for ord in terms.term_ords(doc) {
+                        let slot = per_ord.entry(ord).or_insert_with(|| {
+                            (0, aggregate_fields.iter().map(|f| Aggregate { field: f.clone(), ..Default::default() }).collect())
+                        });
+                        slot.0 += 1;
+                        Self::aggregate_doc(&numbers, doc, &mut slot.1);
+                    }
                 }
             }
             let mut text = String::new();
