@@ -112,7 +112,9 @@ impl IndexSchema {
                     .set_index_option(IndexRecordOption::WithFreqsAndPositions),
             )
         };
-        let numeric = NumericOptions::default().set_indexed();
+        // Fast as well as indexed: tantivy then answers ranges from the column instead of walking every term of
+        // the range in the dictionary (the cost of a range over many distinct numbers, as in range facets).
+        let numeric = NumericOptions::default().set_indexed().set_fast();
         let fast_numeric = NumericOptions::default().set_fast();
         let fields = spec
             .fields
