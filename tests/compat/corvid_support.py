@@ -216,3 +216,15 @@ class Product:
     def __init__(self, name: str = None, price: float = None):
         self.name = name
         self.price = price
+
+
+def wait_until(predicate, timeout: float = 30.0, interval: float = 0.05):
+    """Polls `predicate` until it returns something truthy (returned) or `timeout` seconds pass (then its
+    last value)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    return predicate()

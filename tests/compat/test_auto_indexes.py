@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import pytest
 import requests
@@ -22,7 +21,7 @@ from ravendb.documents.operations.indexes import (
 )
 from ravendb.exceptions.documents.indexes import IndexDoesNotExistException
 
-from corvid_support import User, assert_error_json, stats
+from corvid_support import User, assert_error_json, stats, wait_until
 
 
 # -- helpers ------------------------------------------------------------------------------------------
@@ -65,15 +64,6 @@ def index_names(http, url, db) -> list[str]:
     return sorted(r.json()["Results"])
 
 
-def wait_for(predicate, timeout=15.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
-
 
 def wait_for_indexing(http, url, db, timeout=30.0) -> dict:
     """The client's wait_for_indexing: GET /stats until no index is stale."""
@@ -82,7 +72,7 @@ def wait_for_indexing(http, url, db, timeout=30.0) -> dict:
         s = http.get(f"{url}/databases/{db}/stats").json()
         return s if all(not i["IsStale"] for i in s["Indexes"]) else None
 
-    result = wait_for(done, timeout)
+    result = wait_until(done, timeout)
     assert result, f"indexes still stale after {timeout}s"
     return result
 
@@ -162,7 +152,7 @@ def test_query_on_new_field_extends_the_index_and_retires_the_narrow_one(server_
     assert b2["IndexName"] == "Auto/Users/ByAgeAndName"
     assert ids_of(b2) == sorted(k for k, d in docs.items() if d["Age"] >= 50)
 
-    assert wait_for(lambda: index_names(http, server_url, db_name) == ["Auto/Users/ByAgeAndName"]), index_names(http, server_url, db_name)
+    assert wait_until(lambda: index_names(http, server_url, db_name) == ["Auto/Users/ByAgeAndName"], timeout=15.0), index_names(http, server_url, db_name)
     # The narrow query is now answered by the wider index.
     b3 = query(http, server_url, db_name, "from Users where Name = 'ann3'")
     assert b3["IndexName"] == "Auto/Users/ByAgeAndName"
@@ -172,7 +162,7 @@ def test_query_on_new_field_extends_the_index_and_retires_the_narrow_one(server_
     b4 = query(http, server_url, db_name, "from Users where search(Name, 'bob1') and City = 'rome'")
     assert b4["IndexName"] == "Auto/Users/ByAgeAndCityAndSearch(Name)"
     assert ids_of(b4) == sorted(k for k, d in docs.items() if d["Name"].lower() == "bob1" and d["City"] == "Rome")
-    assert wait_for(lambda: index_names(http, server_url, db_name) == ["Auto/Users/ByAgeAndCityAndSearch(Name)"]), index_names(http, server_url, db_name)
+    assert wait_until(lambda: index_names(http, server_url, db_name) == ["Auto/Users/ByAgeAndCityAndSearch(Name)"], timeout=15.0), index_names(http, server_url, db_name)
 
 
 def test_existing_covering_index_is_reused(server_url, db_name, http):

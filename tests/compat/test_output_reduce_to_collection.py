@@ -5,12 +5,11 @@ updates and deletes, and removed with the index."""
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractIndexCreationTask, AbstractJavaScriptIndexCreationTask
 
-from corvid_support import assert_error_json
+from corvid_support import assert_error_json, wait_until
 
 JS_MAP = "map('Sales', s => ({ product: s.product, total: s.amount, count: 1 }))"
 JS_REDUCE = (
@@ -51,15 +50,6 @@ def output_documents(http, url, db, collection):
     assert r.status_code == 200, r.text
     return r.json()["Results"]
 
-
-def wait_until(predicate, timeout=30.0, interval=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
 
 
 def wait_for_indexing(http, url, db):

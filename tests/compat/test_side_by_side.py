@@ -9,7 +9,7 @@ import time
 from ravendb.documents.indexes.definitions import IndexDefinition
 from ravendb.documents.operations.indexes import GetIndexOperation, PutIndexesOperation
 
-from corvid_support import assert_error_json, create_database
+from corvid_support import assert_error_json, create_database, wait_until
 
 N = 300
 # Slow enough that the replacement is observable for a while (a few seconds for N documents).
@@ -44,15 +44,6 @@ def query(http, url, db, rql, wait=True):
 def index_names(http, url, db):
     return [i["Name"] for i in http.get(f"{url}/databases/{db}/stats").json()["Indexes"]]
 
-
-def wait_until(predicate, timeout=60.0, interval=0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
 
 
 def wait_for_indexing(http, url, db, timeout=60.0):
