@@ -74,7 +74,6 @@ struct Shared {
     root: PathBuf,
     boot_id: String,
     state: Mutex<SyncState>,
-    checkpoints: AtomicU64,
 }
 
 impl Shared {
@@ -121,7 +120,6 @@ impl SoftSyncDirectory {
             // Files left unsynced by a crashed process of this boot are unknown by name: the next checkpoint
             // syncs the whole directory's files.
             state: Mutex::new(SyncState { dirty, generation: 0, unsynced: if dirty { all_files(root) } else { HashSet::new() } }),
-            checkpoints: AtomicU64::new(0),
         });
         Ok(Ok(SoftSyncDirectory { inner, shared }))
     }
@@ -153,7 +151,6 @@ impl SoftSyncDirectory {
         sync_dir(&self.shared.root)?;
         write_marker(&self.shared.root, &Marker { state: Durability::Clean, boot_id: self.shared.boot_id.clone() })?;
         state.dirty = false;
-        self.shared.checkpoints.fetch_add(1, Ordering::Relaxed);
         Ok(true)
     }
 
