@@ -179,12 +179,12 @@ impl Database {
                     return Ok(response);
                 }
                 if let Some(facets) = &plan.facets {
-                    let invalid = |e: corvid_index::IndexError| EngineError::InvalidQuery { message: e.to_string() };
-                    response.total_results = index.search(&plan.filter, &[], 0, 0).map_err(invalid)?.total as u64;
+                    let (total, results) = super::facets::run_facets(index, &plan.filter, facets)?;
+                    response.total_results = total;
                     let mut hasher = VersionHasher::new();
                     hasher.add(&processed.to_be_bytes());
-                    for facet in facets {
-                        let result = super::facets::run_facet(index, &plan.filter, facet)?.to_string();
+                    for result in results {
+                        let result = result.to_string();
                         hasher.add(result.as_bytes());
                         response.results.push(result);
                     }

@@ -1,7 +1,7 @@
 //! Facet queries (`select facet(Brand), facet(Price < $p0, ...)`): what each facet asks for, and turning
 //! the index's counts into RavenDB's facet results (sorting, paging, remaining terms, aggregations).
 
-use corvid_index::{Aggregate, DocumentIndex, Filter, TermCount};
+use corvid_index::{Aggregate, DocumentIndex, FacetCounts, FacetRequest, Filter, TermCount};
 use serde_json::{json, Map, Value};
 
 use crate::EngineError;
@@ -171,17 +171,40 @@ fn sort_terms(terms: &mut [TermCount], sort: TermSort) {
     }
 }
 
-/// One facet's result JSON.
-pub(crate) fn run_facet(index: &DocumentIndex, filter: &Filter, plan: &FacetPlan) -> Result<Value, EngineError> {
+/// Every facet's result JSON and the number of matches, counted in one pass over the index.
+pub(crate) fn run_facets(index: &DocumentIndex, filter: &Filter, plans: &[FacetPlan]) -> Result<(u64, Vec<Value>), EngineError> {
+    const EVERYTHING: &[Filter] = &[Filter::All];
     let invalid = |e: corvid_index::IndexError| EngineError::InvalidQuery { message: e.to_string() };
-    let fields = plan.aggregated_fields();
+    let fields: Vec<Vec<String>> = plans.iter().map(FacetPlan::aggregated_fields).collect();
+    let ranges: Vec<Vec<Filter>> = plans
+        .iter()
+        .map(|plan| match &plan.kind {
+            FacetKind::Ranges(ranges) => ranges.iter().map(|(_, filter)| filter.clone()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let requests: Vec<FacetRequest<'_>> = plans
+        .iter()
+        .zip(fields.iter().zip(&ranges))
+        .map(|(plan, (fields, ranges))| match &plan.kind {
+            FacetKind::Terms { field } => FacetRequest::Terms { field, aggregate_fields: fields },
+            FacetKind::Ranges(_) => FacetRequest::Ranges { ranges, aggregate_fields: fields },
+            FacetKind::AllResults => FacetRequest::Ranges { ranges: EVERYTHING, aggregate_fields: fields },
+        })
+        .collect();
+    let answer = index.facets(filter, &requests).map_err(invalid)?;
+    let results = plans.iter().zip(answer.facets).map(|(plan, counts)| facet_json(plan, counts)).collect();
+    Ok((answer.total, results))
+}
+
+/// One facet's result JSON from its counts.
+fn facet_json(plan: &FacetPlan, counts: FacetCounts) -> Value {
     let mut values = Vec::new();
     let mut remaining_terms = Vec::new();
     let mut remaining_hits = 0u64;
     let mut remaining_count = 0usize;
-    match &plan.kind {
-        FacetKind::Terms { field } => {
-            let mut terms = index.term_facet(filter, field, &fields).map_err(invalid)?;
+    match (&plan.kind, counts) {
+        (FacetKind::Terms { .. }, FacetCounts::Terms(mut terms)) => {
             sort_terms(&mut terms, plan.options.sort);
             let end = plan.options.start.saturating_add(plan.options.page_size).min(terms.len());
             let start = plan.options.start.min(end);
@@ -196,21 +219,22 @@ pub(crate) fn run_facet(index: &DocumentIndex, filter: &Filter, plan: &FacetPlan
                 }
             }
         }
-        FacetKind::Ranges(ranges) => {
-            for (label, range) in ranges {
-                let (count, aggregates) = index.range_facet(filter, range, &fields).map_err(invalid)?;
+        (FacetKind::Ranges(ranges), FacetCounts::Ranges(counts)) => {
+            for ((label, _), (count, aggregates)) in ranges.iter().zip(counts) {
                 values.extend(values_of(plan, label, count, &aggregates));
             }
         }
-        FacetKind::AllResults => {
-            let (count, aggregates) = index.range_facet(filter, &Filter::All, &fields).map_err(invalid)?;
-            values.extend(values_of(plan, "@AllResults", count, &aggregates));
+        (FacetKind::AllResults, FacetCounts::Ranges(counts)) => {
+            for (count, aggregates) in counts {
+                values.extend(values_of(plan, "@AllResults", count, &aggregates));
+            }
         }
+        _ => unreachable!("the index answers each facet in the shape it was asked"),
     }
-    Ok(json!({
+    json!({
         "Name": plan.name, "Values": values, "RemainingTerms": remaining_terms,
         "RemainingTermsCount": remaining_count, "RemainingHits": remaining_hits
-    }))
+    })
 }
 
 #[cfg(test)]
