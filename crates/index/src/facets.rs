@@ -8,11 +8,12 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
+use std::sync::OnceLock;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, StrColumn};
-use tantivy::query::{BooleanQuery, Occur, Query};
-use tantivy::{DocId, Score, Searcher, SegmentOrdinal, SegmentReader};
+use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query};
+use tantivy::{DocId, Executor, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use crate::query_builder::QueryBuilder;
 use crate::{DocumentIndex, Filter, IndexError, Value};
@@ -713,7 +714,10 @@ impl DocumentIndex {
         let query = QueryBuilder::new(&self.schema).build(filter)?;
         let compiled = requests.iter().map(|r| self.compile_facet(r)).collect::<Result<Vec<_>, _>>()?;
         let searcher = self.reader.searcher();
-        let (total, mut facets) = searcher.search(query.as_ref(), &FacetCollector { facets: compiled.clone() })?;
+        let collector = FacetCollector { facets: compiled.clone() };
+        // Segments are counted in parallel: a facet over a whole large index is one query's latency.
+        let (total, mut facets) =
+            searcher.search_with_executor(query.as_ref(), &collector, search_pool(), EnableScoring::disabled_from_searcher(&searcher))?;
         // Ranges the pass could not decide from columns run as queries of their own.
         for ((request, facet), counts) in requests.iter().zip(&compiled).zip(facets.iter_mut()) {
             if let (FacetRequest::Ranges { ranges, aggregate_fields }, CompiledFacet::Ranges { tests, .. }, FacetCounts::Ranges(slots)) =
@@ -770,6 +774,18 @@ impl DocumentIndex {
         }
     }
 }
+
+/// Threads that count facets over the segments of an index in parallel, shared by every index.
+fn search_pool() -> &'static Executor {
+    static POOL: OnceLock<Executor> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(MAX_SEARCH_THREADS);
+        Executor::multi_thread(threads, "facet-search-").unwrap_or(Executor::SingleThread)
+    })
+}
+
+/// More threads than this gain little: an index rarely has more large segments.
+const MAX_SEARCH_THREADS: usize = 4;
 
 fn inclusive_or_not<T>(value: T, inclusive: bool) -> Bound<T> {
     if inclusive {
