@@ -17,11 +17,51 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let spec = IndexSpec {
         fields: vec![
-            FieldSpec { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None },
-            FieldSpec { path: "Age".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None },
-            FieldSpec { path: "Company".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None },
-            FieldSpec { path: "Tags".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None },
-            FieldSpec { path: "Lines[].Price".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None },
+            FieldSpec {
+                path: "Name".into(),
+                search: true,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
+            FieldSpec {
+                path: "Age".into(),
+                search: false,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
+            FieldSpec {
+                path: "Company".into(),
+                search: false,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
+            FieldSpec {
+                path: "Tags".into(),
+                search: false,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
+            FieldSpec {
+                path: "Lines[].Price".into(),
+                search: false,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
         ],
     };
     let index = DocumentIndex::open_or_create(dir.path(), &spec).expect("open");

@@ -50,6 +50,7 @@ fn spec() -> IndexSpec {
                 spatial: false,
                 analyzer: None,
                 spatial_options: None,
+                case_sensitive: false,
             })
             .collect(),
     }

@@ -142,7 +142,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
         doc.add_text(schema.exists, i.to_string());
         let mut first_number = None;
         for (n, value) in values.iter().enumerate() {
-            let term = default_term(value);
+            let term = if field.case_sensitive { raw_term(value) } else { default_term(value) };
             if n == 0 {
                 doc.add_text(field.sort_string.field, &term);
                 doc.add_text(field.sort_alnum.field, alphanumeric_key(&term));

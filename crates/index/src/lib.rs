@@ -49,6 +49,10 @@ pub struct FieldSpec {
     /// How a spatial field measures and stores shapes; None: geography, exact shapes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spatial_options: Option<SpatialOptions>,
+    /// `Indexing: Exact` of a static index: the value is kept with its case for equality, ranges, sorting and
+    /// facets, and there is no lower-cased form (RavenDB indexes such a field as one untokenized term).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 /// A spatial field's `Fields[x].Spatial` options that change answers (RavenDB's tree strategies and their

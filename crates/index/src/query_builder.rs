@@ -154,6 +154,9 @@ impl<'a> QueryBuilder<'a> {
     /// field, with the text lower-cased unless `exact` (RavenDB then compares the value as given).
     fn keyword_target(&self, field: &FieldHandles, text: &str, exact: bool) -> (Field, String) {
         let text = clip_term(text);
+        if field.case_sensitive {
+            return (field.term, text.to_owned());
+        }
         match (exact, field.exact) {
             (true, Some(exact_field)) => (exact_field, text.to_owned()),
             (true, None) => (field.term, text.to_owned()),
@@ -219,9 +222,9 @@ impl<'a> QueryBuilder<'a> {
                 Some(search_field) => analyzed_query(search_field, field.analyzer, &word),
                 // Without a search form the default field's analyzer applies: the whole term, lower-cased.
                 None if !quoted && (word.contains('*') || word.contains('?')) => {
-                    Some(regex_query(&wildcard_regex(&word.to_lowercase()), field.term)?)
+                    Some(regex_query(&wildcard_regex(&keyword_case(field, &word)), field.term)?)
                 }
-                None => Some(term_query(Term::from_field_text(field.term, clip_term(&word.to_lowercase())))),
+                None => Some(term_query(Term::from_field_text(field.term, clip_term(&keyword_case(field, &word))))),
             };
             if let Some(query) = query {
                 clauses.push((occur, query));
@@ -243,6 +246,15 @@ fn regex_query(pattern: &str, field: Field) -> Result<BoxQuery, IndexError> {
     RegexQuery::from_pattern(pattern, field)
         .map(|q| Box::new(q) as BoxQuery)
         .map_err(|e| IndexError::InvalidQuery(format!("invalid regular expression '{pattern}': {e}")))
+}
+
+/// A search word compared with the keyword terms: lower-cased, unless the field keeps case (`Indexing: Exact`).
+fn keyword_case(field: &FieldHandles, word: &str) -> String {
+    if field.case_sensitive {
+        word.to_owned()
+    } else {
+        word.to_lowercase()
+    }
 }
 
 fn bound(b: Option<&(Value, bool)>, to_term: impl Fn(&Value) -> Term) -> Bound<Term> {

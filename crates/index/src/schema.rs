@@ -68,6 +68,8 @@ pub(crate) struct FieldHandles {
     pub spatial: Option<SpatialColumns>,
     /// The analyzer of the full-text form (`search`).
     pub analyzer: Analyzer,
+    /// Keyword terms, sort keys and facet values keep the value's case (`Indexing: Exact`).
+    pub case_sensitive: bool,
 }
 
 /// The columns of a spatial field.
@@ -137,6 +139,7 @@ impl IndexSchema {
                     sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                     analyzer,
+                    case_sensitive: f.case_sensitive,
                     spatial: f.spatial.then(|| SpatialColumns {
                         lat: column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                         lng: column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),

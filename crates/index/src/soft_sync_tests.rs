@@ -8,7 +8,15 @@ use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocum
 
 fn spec() -> IndexSpec {
     IndexSpec {
-        fields: vec![FieldSpec { path: "Name".into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }],
+        fields: vec![FieldSpec {
+            path: "Name".into(),
+            search: false,
+            exact: false,
+            spatial: false,
+            analyzer: None,
+            spatial_options: None,
+            case_sensitive: false,
+        }],
     }
 }
 

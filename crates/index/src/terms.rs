@@ -79,6 +79,7 @@ mod tests {
                 spatial: false,
                 analyzer: None,
                 spatial_options: None,
+                case_sensitive: false,
             }],
         };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();

@@ -4,13 +4,29 @@ use tempfile::TempDir;
 use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, SortKey, SortKind, Value};
 
 fn field(path: &str) -> FieldSpec {
-    FieldSpec { path: path.into(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }
+    FieldSpec {
+        path: path.into(),
+        search: false,
+        exact: false,
+        spatial: false,
+        analyzer: None,
+        spatial_options: None,
+        case_sensitive: false,
+    }
 }
 
 fn spec() -> IndexSpec {
     IndexSpec {
         fields: vec![
-            FieldSpec { path: "Name".into(), search: true, exact: true, spatial: false, analyzer: None, spatial_options: None },
+            FieldSpec {
+                path: "Name".into(),
+                search: true,
+                exact: true,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
             field("Age"),
             field("Score"),
             field("Tags"),
@@ -19,7 +35,15 @@ fn spec() -> IndexSpec {
             field("Address.City"),
             field("Active"),
             field("Code"),
-            FieldSpec { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None },
+            FieldSpec {
+                path: "Notes".into(),
+                search: true,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
         ],
     }
 }

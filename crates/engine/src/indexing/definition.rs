@@ -21,11 +21,22 @@ pub struct AutoIndexField {
     /// Static indexes: `Fields[x].Spatial` (cartesian, bounding box); None: geography.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spatial_options: Option<corvid_index::SpatialOptions>,
+    /// Static indexes: `Indexing: Exact` (values keep their case everywhere; no lower-cased form).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub case_sensitive: bool,
 }
 
 impl AutoIndexField {
     pub fn plain(path: &str) -> Self {
-        AutoIndexField { path: path.to_owned(), search: false, exact: false, spatial: false, analyzer: None, spatial_options: None }
+        AutoIndexField {
+            path: path.to_owned(),
+            search: false,
+            exact: false,
+            spatial: false,
+            analyzer: None,
+            spatial_options: None,
+            case_sensitive: false,
+        }
     }
 
     fn name_part(&self) -> String {
@@ -198,8 +209,15 @@ mod tests {
         assert_eq!(AutoIndexDefinition::new("Users", vec![f("Name"), f("Age")]).name, "Auto/Users/ByAgeAndName");
         assert_eq!(AutoIndexDefinition::new("Genres", vec![f("name")]).name, "Auto/Genres/Byname");
         assert_eq!(AutoIndexDefinition::new("Orders", vec![f("ShipTo.Country")]).name, "Auto/Orders/ByShipTo.Country");
-        let search =
-            AutoIndexField { path: "Notes".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None };
+        let search = AutoIndexField {
+            path: "Notes".into(),
+            search: true,
+            exact: false,
+            spatial: false,
+            analyzer: None,
+            spatial_options: None,
+            case_sensitive: false,
+        };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
     }
@@ -223,11 +241,27 @@ mod tests {
         assert!(!def.covers("Users", &[f("Age")]));
         assert!(!def.covers(
             "Users",
-            &[AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None }]
+            &[AutoIndexField {
+                path: "Name".into(),
+                search: true,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false
+            }]
         ));
         let wider = def.extended_with(&[
             f("Age"),
-            AutoIndexField { path: "Name".into(), search: true, exact: false, spatial: false, analyzer: None, spatial_options: None },
+            AutoIndexField {
+                path: "Name".into(),
+                search: true,
+                exact: false,
+                spatial: false,
+                analyzer: None,
+                spatial_options: None,
+                case_sensitive: false,
+            },
         ]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));

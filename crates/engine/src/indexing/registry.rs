@@ -169,6 +169,7 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
                 spatial: f.spatial,
                 analyzer: f.analyzer.clone(),
                 spatial_options: f.spatial_options,
+                case_sensitive: f.case_sensitive,
             })
             .collect(),
     }

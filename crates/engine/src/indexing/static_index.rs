@@ -276,10 +276,11 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
             AutoIndexField {
                 path: f.clone(),
                 search: indexing.eq_ignore_ascii_case("Search"),
-                exact: indexing.eq_ignore_ascii_case("Exact"),
+                exact: false,
                 spatial,
                 analyzer,
                 spatial_options,
+                case_sensitive: indexing.eq_ignore_ascii_case("Exact"),
             }
         })
         .collect();

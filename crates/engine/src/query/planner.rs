@@ -109,7 +109,15 @@ impl Translator<'_> {
     }
 
     fn need(&mut self, path: &str, search: bool, exact: bool) {
-        self.needed.push(AutoIndexField { path: path.to_owned(), search, exact, spatial: false, analyzer: None, spatial_options: None });
+        self.needed.push(AutoIndexField {
+            path: path.to_owned(),
+            search,
+            exact,
+            spatial: false,
+            analyzer: None,
+            spatial_options: None,
+            case_sensitive: false,
+        });
     }
 
     fn parameter(&self, name: &str, span: corvid_rql::Span) -> Result<&Json, EngineError> {
@@ -491,6 +499,7 @@ impl Translator<'_> {
             spatial: true,
             analyzer: None,
             spatial_options: None,
+            case_sensitive: false,
         });
         Ok(path)
     }

@@ -263,6 +263,7 @@ mod tests {
                 spatial: true,
                 analyzer: None,
                 spatial_options: None,
+                case_sensitive: false,
             }],
         };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
@@ -299,6 +300,7 @@ mod tests {
             spatial,
             analyzer: None,
             spatial_options: None,
+            case_sensitive: false,
         };
         let spec = IndexSpec { fields: vec![field("Area", true), field("Kind", false)] };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
