@@ -25,6 +25,7 @@ fn main() {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
             FieldSpec {
                 path: "Age".into(),
@@ -34,6 +35,7 @@ fn main() {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
             FieldSpec {
                 path: "Company".into(),
@@ -43,6 +45,7 @@ fn main() {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
             FieldSpec {
                 path: "Tags".into(),
@@ -52,6 +55,7 @@ fn main() {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
             FieldSpec {
                 path: "Lines[].Price".into(),
@@ -61,6 +65,7 @@ fn main() {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
         ],
     };

@@ -51,6 +51,7 @@ fn spec() -> IndexSpec {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             })
             .collect(),
     }

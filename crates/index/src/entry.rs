@@ -5,11 +5,14 @@
 //! property or a null met before the end of the path gives no value; a null at the end is `NULL_VALUE`.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use serde_json::Value as Json;
+use tantivy::tokenizer::TextAnalyzer;
 use tantivy::TantivyDocument;
 
-use crate::schema::{clip_term, IndexSchema, EMPTY_TERM, NULL_TERM};
+use crate::schema::{clip_term, Analyzer, FieldHandles, IndexSchema, EMPTY_TERM, NULL_TERM};
 use crate::MappedDocument;
 
 /// Values of `body` at `path`, in document order.
@@ -142,6 +145,14 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
         doc.add_text(schema.exists, i.to_string());
         let mut first_number = None;
         for (n, value) in values.iter().enumerate() {
+            if field.analyzed_only {
+                if let Json::String(text) = value {
+                    if !text.is_empty() {
+                        add_analyzed_only(&mut doc, field, text, n == 0);
+                        continue;
+                    }
+                }
+            }
             let term = if field.case_sensitive { raw_term(value) } else { default_term(value) };
             if n == 0 {
                 doc.add_text(field.sort_string.field, &term);
@@ -171,6 +182,39 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
         }
     }
     doc
+}
+
+/// A string of an `Indexing: Search` field: its tokens, for search, equality and facets; the whole value only
+/// as the sort key (sorting an analyzed field has no better meaning).
+fn add_analyzed_only(doc: &mut TantivyDocument, field: &FieldHandles, text: &str, first: bool) {
+    if first {
+        let term = lower(Cow::Borrowed(clip_term(text)));
+        doc.add_text(field.sort_string.field, &term);
+        doc.add_text(field.sort_alnum.field, alphanumeric_key(&term));
+    }
+    if let Some(search) = field.search {
+        doc.add_text(search, text);
+    }
+    ANALYZERS.with(|analyzers| {
+        let mut analyzers = analyzers.borrow_mut();
+        let analyzer = analyzers.entry(field.analyzer).or_insert_with(|| field.analyzer.build());
+        let mut tokens = analyzer.token_stream(text);
+        // A word repeated in the value is still one entry of its facet value.
+        let mut words: Vec<String> = Vec::new();
+        while let Some(token) = tokens.next() {
+            if !words.contains(&token.text) {
+                words.push(token.text.clone());
+            }
+        }
+        for word in words {
+            doc.add_text(field.facet.field, &word);
+        }
+    });
+}
+
+thread_local! {
+    /// Analyzers are costly to build (stop-word sets): one of each per indexing thread.
+    static ANALYZERS: RefCell<HashMap<Analyzer, TextAnalyzer>> = RefCell::new(HashMap::new());
 }
 
 #[cfg(test)]

@@ -810,6 +810,7 @@ mod tests {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         };
         let index = DocumentIndex::open_or_create(dir, &IndexSpec { fields: vec![field("Brand"), field("Price"), field("Tags")] }).unwrap();
         let docs = [
@@ -856,6 +857,7 @@ mod tests {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         };
         let index = DocumentIndex::open_or_create(dir.path(), &IndexSpec { fields: vec![field("Brand"), field("Price")] }).unwrap();
         let mut seed = 42u64;

@@ -53,6 +53,10 @@ pub struct FieldSpec {
     /// facets, and there is no lower-cased form (RavenDB indexes such a field as one untokenized term).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub case_sensitive: bool,
+    /// `Indexing: Search` of a static index: strings are indexed only as the analyzer's tokens, as RavenDB's
+    /// analyzed Lucene field. Equality, ranges and facets see the tokens; there is no whole-value term.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub analyzed_only: bool,
 }
 
 /// A spatial field's `Fields[x].Spatial` options that change answers (RavenDB's tree strategies and their

@@ -39,7 +39,11 @@ impl<'a> QueryBuilder<'a> {
             }
             Filter::Exists { field } => self.exists(field)?,
             Filter::Search { field, terms, all } => self.search(self.field(field)?, terms, *all)?,
-            Filter::Regex { field, pattern } => regex_query(&unanchor(pattern), self.field(field)?.term)?,
+            Filter::Regex { field, pattern } => {
+                let handles = self.field(field)?;
+                let target = if handles.analyzed_only { handles.search.unwrap_or(handles.term) } else { handles.term };
+                regex_query(&unanchor(pattern), target)?
+            }
             Filter::And(children) => self.and(children)?,
             Filter::Or(children) => {
                 if children.is_empty() {
@@ -156,6 +160,11 @@ impl<'a> QueryBuilder<'a> {
         let text = clip_term(text);
         if field.case_sensitive {
             return (field.term, text.to_owned());
+        }
+        // An analyzed-only field has no whole-value terms: the value is compared with its tokens, as RavenDB
+        // does (`Description = 'word'` finds the word; a multi-word value finds nothing).
+        if let (true, Some(search)) = (field.analyzed_only, field.search) {
+            return (search, if exact { text.to_owned() } else { text.to_lowercase() });
         }
         match (exact, field.exact) {
             (true, Some(exact_field)) => (exact_field, text.to_owned()),

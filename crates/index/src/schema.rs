@@ -70,6 +70,8 @@ pub(crate) struct FieldHandles {
     pub analyzer: Analyzer,
     /// Keyword terms, sort keys and facet values keep the value's case (`Indexing: Exact`).
     pub case_sensitive: bool,
+    /// Strings are indexed only as tokens of the full-text form (`Indexing: Search`).
+    pub analyzed_only: bool,
 }
 
 /// The columns of a spatial field.
@@ -140,6 +142,7 @@ impl IndexSchema {
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                     analyzer,
                     case_sensitive: f.case_sensitive,
+                    analyzed_only: f.analyzed_only && (f.search || f.analyzer.is_some()),
                     spatial: f.spatial.then(|| SpatialColumns {
                         lat: column(format!("{name}_lat"), |n| builder.add_f64_field(n, fast_numeric.clone())),
                         lng: column(format!("{name}_lng"), |n| builder.add_f64_field(n, fast_numeric.clone())),
@@ -164,7 +167,7 @@ fn column(name: String, add: impl FnOnce(&str) -> Field) -> Column {
 }
 
 /// The analyzers a field's full-text form can use (RavenDB's, after Lucene's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Analyzer {
     /// Words (letters and digits), lower-cased, English stop words dropped. Also `StopAnalyzer`.
     Standard,

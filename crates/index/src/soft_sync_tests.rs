@@ -16,6 +16,7 @@ fn spec() -> IndexSpec {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         }],
     }
 }

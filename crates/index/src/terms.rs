@@ -80,6 +80,7 @@ mod tests {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             }],
         };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();

@@ -12,6 +12,7 @@ fn field(path: &str) -> FieldSpec {
         analyzer: None,
         spatial_options: None,
         case_sensitive: false,
+        analyzed_only: false,
     }
 }
 
@@ -26,6 +27,7 @@ fn spec() -> IndexSpec {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
             field("Age"),
             field("Score"),
@@ -43,6 +45,7 @@ fn spec() -> IndexSpec {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
         ],
     }

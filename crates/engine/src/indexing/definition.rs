@@ -24,6 +24,9 @@ pub struct AutoIndexField {
     /// Static indexes: `Indexing: Exact` (values keep their case everywhere; no lower-cased form).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub case_sensitive: bool,
+    /// Static indexes: `Indexing: Search` (strings indexed only as tokens; no whole-value form).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub analyzed_only: bool,
 }
 
 impl AutoIndexField {
@@ -36,6 +39,7 @@ impl AutoIndexField {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         }
     }
 
@@ -217,6 +221,7 @@ mod tests {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
@@ -248,7 +253,8 @@ mod tests {
                 spatial: false,
                 analyzer: None,
                 spatial_options: None,
-                case_sensitive: false
+                case_sensitive: false,
+                analyzed_only: false
             }]
         ));
         let wider = def.extended_with(&[
@@ -261,6 +267,7 @@ mod tests {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             },
         ]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");

@@ -170,6 +170,7 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
                 analyzer: f.analyzer.clone(),
                 spatial_options: f.spatial_options,
                 case_sensitive: f.case_sensitive,
+                analyzed_only: f.analyzed_only,
             })
             .collect(),
     }

@@ -281,6 +281,7 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
                 analyzer,
                 spatial_options,
                 case_sensitive: indexing.eq_ignore_ascii_case("Exact"),
+                analyzed_only: indexing.eq_ignore_ascii_case("Search"),
             }
         })
         .collect();

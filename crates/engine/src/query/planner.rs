@@ -117,6 +117,7 @@ impl Translator<'_> {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         });
     }
 
@@ -500,6 +501,7 @@ impl Translator<'_> {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         });
         Ok(path)
     }

@@ -264,6 +264,7 @@ mod tests {
                 analyzer: None,
                 spatial_options: None,
                 case_sensitive: false,
+                analyzed_only: false,
             }],
         };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
@@ -301,6 +302,7 @@ mod tests {
             analyzer: None,
             spatial_options: None,
             case_sensitive: false,
+            analyzed_only: false,
         };
         let spec = IndexSpec { fields: vec![field("Area", true), field("Kind", false)] };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
