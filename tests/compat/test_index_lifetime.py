@@ -39,8 +39,8 @@ def test_unqueried_auto_index_goes_idle_then_is_deleted(server_factory, http):
 
     assert _wait_for(lambda: _index_states(http, url, db).get(name) == "Idle"), "the unqueried index becomes Idle"
     assert _wait_for(lambda: name not in _index_states(http, url, db)), "the idle index is deleted"
-    # A new query simply creates it again.
-    r = http.post(f"{url}/databases/{db}/queries", json={"Query": "from Users where Name = 'n4'"})
+    # A new query simply creates it again (waiting for it: a busy machine may not have built it at once).
+    r = http.post(f"{url}/databases/{db}/queries", json={"Query": "from Users where Name = 'n4'", "WaitForNonStaleResults": True})
     assert r.json()["TotalResults"] == 1 and r.json()["IndexName"] == name
 
 
