@@ -49,11 +49,12 @@ pub async fn bulk_insert(
     .await?;
     match outcome {
         Ok(summary) => {
-            tracing::info!(database = %db, documents = summary.documents, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
+            tracing::info!(database = %db, documents = summary.documents, counters = summary.counters, attachments = summary.attachments, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
             operation.complete(json!({
                 "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
-                "Total": summary.documents, "DocumentsProcessed": summary.documents, "SkippedUnchanged": summary.skipped_unchanged,
-                "Bytes": summary.bytes
+                "Total": summary.documents + summary.counters + summary.attachments, "DocumentsProcessed": summary.documents,
+                "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": 0,
+                "SkippedUnchanged": summary.skipped_unchanged, "Bytes": summary.bytes
             }));
             Ok(StatusCode::CREATED.into_response())
         }
