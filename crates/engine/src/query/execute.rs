@@ -9,7 +9,7 @@ use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
 use super::planner::{plan, Plan, ProjectionPlan, Source, ID_PATH};
-use super::projection::{included_ids, project, value_at};
+use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
@@ -68,7 +68,43 @@ const PROJECTION_FUNCTION: &str = "__corvid_project";
 /// Helpers every projection script can call, as in RavenDB.
 const PROJECTION_HELPERS: &str = "function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }\n\
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }\n\
-function load() { throw new Error('load() is not supported in projections yet'); }";
+function load() { throw new Error('load() is not supported in projections yet'); }\n\
+function __counterArgs(fn, a) {\n\
+  if (a.length === 1) { return [null, a[0]]; }\n\
+  var d = a[0]; var i = typeof d === 'string' ? d : id(d);\n\
+  if (typeof i !== 'string') { throw new Error(fn + '() takes a document or a document id, then a counter name'); }\n\
+  return [i, a[1]];\n\
+}\n\
+function counter() { return __host('counter', __counterArgs('counter', arguments)); }\n\
+function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }";
+
+/// Answers a projection's `counter()` / `counterRaw()` from the query's snapshot; the id defaults to the
+/// result's document.
+struct ProjectionHost<'a, 't> {
+    snapshot: &'a ReadTxn<'t>,
+    id: &'a str,
+    database_id: &'a str,
+    /// Values read, for the result etag.
+    counters: Vec<i64>,
+}
+
+impl corvid_js::Host for ProjectionHost<'_, '_> {
+    fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+        let raw = match op {
+            "counter" => false,
+            "counterRaw" => true,
+            other => return Err(format!("{other}() is not available in projections")),
+        };
+        let arguments: Vec<Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        let id = arguments.first().and_then(Value::as_str).unwrap_or(self.id);
+        let Some(Value::String(name)) = arguments.get(1) else {
+            return Err(format!("{op}() needs a counter name (a string)"));
+        };
+        let value = self.snapshot.counter(&id_key(id), name).map_err(|e| e.to_string())?.map(|c| c.value);
+        self.counters.push(value.unwrap_or(0));
+        Ok(counter_value(value, raw, self.database_id).to_string())
+    }
+}
 
 /// The page to read from the source: everything when distinct or random results are paged afterwards.
 fn page_of(plan: &Plan) -> (usize, usize) {
@@ -457,7 +493,11 @@ impl Database {
                     let document = record.to_json_string(false);
                     let mut arguments: Vec<&str> = vec![&document];
                     arguments.extend(loaded.iter().map(|l| l.as_deref().unwrap_or("null")));
-                    let output = sandbox.call_with_documents(PROJECTION_FUNCTION, &arguments).map_err(script_error)?;
+                    let mut host = ProjectionHost { snapshot, id: &record.id, database_id: self.database_id(), counters: Vec::new() };
+                    let output = sandbox.call_with_host(PROJECTION_FUNCTION, &arguments, &mut host).map_err(script_error)?;
+                    for value in host.counters {
+                        hasher.add(&value.to_be_bytes());
+                    }
                     let mut projected = match serde_json::from_str(&output) {
                         Ok(Value::Object(map)) => map,
                         Ok(other) => {
@@ -474,6 +514,13 @@ impl Database {
                     let mut projected = project(&body, fields);
                     for field in fields.iter().filter(|f| f.path == ID_PATH) {
                         projected.insert(field.alias.clone(), Value::String(record.id.clone()));
+                    }
+                    for field in fields {
+                        if let Some((name, raw)) = counter_of(&field.path) {
+                            let value = snapshot.counter(&id_key(&record.id), name)?.map(|c| c.value);
+                            hasher.add(&value.unwrap_or(0).to_be_bytes());
+                            projected.insert(field.alias.clone(), counter_value(value, raw, self.database_id()));
+                        }
                     }
                     // Fields of loaded documents: `c.Name` where `c` is a load alias.
                     for field in fields {

@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::execute::QueryRequest;
 use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
 use super::highlight::HighlightPlan;
-use super::projection::ProjectedField;
+use super::projection::{counter_path, ProjectedField};
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
 use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
@@ -106,6 +106,31 @@ impl Translator<'_> {
     fn path(&self, path: &FieldPath) -> String {
         let stripped = self.alias.as_deref().and_then(|a| path.strip_alias(a));
         stripped.as_ref().unwrap_or(path).dotted()
+    }
+
+    /// The counter named by a projected `counter('Likes')` / `counter(u, 'Likes')` (or `counterRaw`).
+    fn counter_name(&self, call: &Call) -> Result<String, EngineError> {
+        let usage = || {
+            invalid(format!(
+                "{}() in a projection takes a counter name, optionally after the alias of the queried document (at position {}: '{}')",
+                call.name,
+                call.span.start,
+                call.span.text(self.text)
+            ))
+        };
+        let name = match call.args.as_slice() {
+            [name] => name,
+            [Arg::Field(document), name] if self.alias.as_deref() == Some(document.dotted().as_str()) => name,
+            _ => return Err(usage()),
+        };
+        match name {
+            Arg::Value(corvid_rql::Value { kind: ValueKind::String(name), .. }) => Ok(name.clone()),
+            Arg::Value(corvid_rql::Value { kind: ValueKind::Parameter(p), span }) => match self.parameter(p, *span)? {
+                Json::String(name) => Ok(name.clone()),
+                _ => Err(usage()),
+            },
+            _ => Err(usage()),
+        }
     }
 
     fn need(&mut self, path: &str, search: bool, exact: bool) {
@@ -678,6 +703,11 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                             let path = t.path(path);
                             let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.clone());
                             out.push(ProjectedField { path, alias });
+                        }
+                        SelectExpr::Call(call) if call.is("counter") || call.is("counterRaw") => {
+                            let name = t.counter_name(call)?;
+                            let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| name.clone());
+                            out.push(ProjectedField { path: counter_path(&name, call.is("counterRaw")), alias });
                         }
                         SelectExpr::Call(call) if call.is("id") && call.args.is_empty() => {
                             let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "Id".to_owned());
