@@ -1,6 +1,6 @@
 //! Running a query plan against one storage snapshot (and, for indexed queries, one index searcher).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -77,6 +77,37 @@ function __counterArgs(fn, a) {\n\
 }\n\
 function counter() { return __host('counter', __counterArgs('counter', arguments)); }\n\
 function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }";
+
+/// Documents whose counters a query includes, each once, with the union of the names asked for (empty: all).
+#[derive(Default)]
+struct CounterWants {
+    entries: Vec<(String, Vec<String>)>,
+    by_key: HashMap<String, usize>,
+}
+
+impl CounterWants {
+    fn add(&mut self, id: &str, names: &[String]) {
+        let key = id_key(id);
+        let Some(&at) = self.by_key.get(&key) else {
+            self.by_key.insert(key, self.entries.len());
+            self.entries.push((id.to_owned(), names.to_vec()));
+            return;
+        };
+        let existing = &mut self.entries[at].1;
+        if existing.is_empty() {
+            return;
+        }
+        if names.is_empty() {
+            existing.clear();
+            return;
+        }
+        for name in names {
+            if !existing.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                existing.push(name.clone());
+            }
+        }
+    }
+}
 
 /// Answers a projection's `counter()` / `counterRaw()` from the query's snapshot; the id defaults to the
 /// result's document.
@@ -436,6 +467,7 @@ impl Database {
         hasher.add(&response.result_etag.to_be_bytes());
         hasher.add(&response.total_results.to_be_bytes());
         let mut include_ids = Vec::new();
+        let mut related_counter_ids: Vec<(String, usize)> = Vec::new();
         let sandbox = match &plan.projection {
             Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function)?),
             _ => None,
@@ -444,6 +476,7 @@ impl Database {
             hasher.add(record.change_vector.as_bytes());
             let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_)))
                 || !plan.includes.is_empty()
+                || !plan.related_counter_includes.is_empty()
                 || !plan.loads.is_empty()
                 || !plan.highlights.is_empty();
             let body: Value = if needs_body {
@@ -454,6 +487,9 @@ impl Database {
             };
             if !plan.includes.is_empty() {
                 include_ids.extend(included_ids(&body, &plan.includes));
+            }
+            for (spec, (path, _)) in plan.related_counter_includes.iter().enumerate() {
+                related_counter_ids.extend(included_ids(&body, std::slice::from_ref(path)).into_iter().map(|id| (id, spec)));
             }
             for (h, (_, per_key)) in plan.highlights.iter().zip(response.highlightings.iter_mut()) {
                 let value = value_at(&body, &h.field);
@@ -538,12 +574,23 @@ impl Database {
                 }
             }
         }
-        if let Some(names) = &plan.counter_includes {
-            let mut included = Vec::with_capacity(records.len());
-            for record in &records {
-                let key = id_key(&record.id);
+        if plan.counter_includes.is_some() || !plan.related_counter_includes.is_empty() {
+            let mut wanted = CounterWants::default();
+            if let Some(names) = &plan.counter_includes {
+                for record in &records {
+                    wanted.add(&record.id, names);
+                }
+            }
+            for (id, spec) in &related_counter_ids {
+                wanted.add(id, &plan.related_counter_includes[*spec].1);
+            }
+            let mut included = Vec::with_capacity(wanted.entries.len());
+            for (id, names) in wanted.entries {
+                let key = id_key(&id);
+                // A referenced document that does not exist has no counters to include.
+                let Some(doc_id) = snapshot.document(&key)?.map(|d| d.id) else { continue };
                 let detail =
-                    |c: corvid_storage::CounterValue| crate::CounterDetail { document_id: record.id.clone(), name: c.name, value: c.value };
+                    |c: corvid_storage::CounterValue| crate::CounterDetail { document_id: doc_id.clone(), name: c.name, value: c.value };
                 let counters = if names.is_empty() {
                     snapshot.counters_of(&key)?.into_iter().map(|c| Some(detail(c))).collect()
                 } else {
@@ -552,8 +599,8 @@ impl Database {
                 for c in counters.iter().flatten() {
                     hasher.add(&c.value.to_be_bytes());
                 }
-                included.push((record.id.clone(), counters));
-                response.included_counter_names.push((record.id.clone(), names.clone()));
+                included.push((doc_id.clone(), counters));
+                response.included_counter_names.push((doc_id, names));
             }
             response.counter_includes = Some(included);
         }

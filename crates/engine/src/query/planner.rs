@@ -69,6 +69,9 @@ pub(crate) struct Plan {
     pub timings: bool,
     /// `include counters(...)`: the counter names to include with each result (empty: all of them).
     pub counter_includes: Option<Vec<String>>,
+    /// `include counters(path, ...)`: counters of the documents each result references at `path` (names
+    /// empty: all of them).
+    pub related_counter_includes: Vec<(String, Vec<String>)>,
 }
 
 impl Plan {
@@ -723,6 +726,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
 
     let mut includes = Vec::new();
     let mut counter_includes: Option<Vec<String>> = None;
+    let mut related_counter_includes: Vec<(String, Vec<String>)> = Vec::new();
     let mut highlights = Vec::new();
     let (mut explanations, mut timings) = (false, false);
     for item in &query.include {
@@ -733,7 +737,11 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             IncludeItem::Call(call) if call.is("timings") => timings = true,
             IncludeItem::Call(call) if call.is("counters") => {
                 let mut names = Vec::new();
-                for arg in &call.args {
+                let (related, args) = match call.args.split_first() {
+                    Some((Arg::Field(path), rest)) => (Some(t.path(path)), rest),
+                    _ => (None, call.args.as_slice()),
+                };
+                for arg in args {
                     match arg {
                         Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::String(name), .. }) => names.push(name.clone()),
                         // `counters($p0)`: one name or a list of names.
@@ -746,8 +754,12 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                                 _ => return Err(unsupported("include counters() with this parameter", text, *span)),
                             }
                         }
-                        _ => return Err(unsupported("include counters() of a related document", text, call.span)),
+                        _ => return Err(unsupported("include counters() with this argument", text, arg.span())),
                     }
+                }
+                if let Some(path) = related {
+                    related_counter_includes.push((path, names));
+                    continue;
                 }
                 // No names means all counters, and all wins over a list.
                 counter_includes = match (counter_includes, names.is_empty()) {
@@ -815,6 +827,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         explanations,
         timings,
         counter_includes,
+        related_counter_includes,
     })
 }
 
@@ -1001,6 +1014,7 @@ fn plan_group_by(
         explanations: false,
         timings: false,
         counter_includes: None,
+        related_counter_includes: Vec::new(),
     })
 }
 
