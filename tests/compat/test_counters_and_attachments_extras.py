@@ -118,3 +118,35 @@ def test_moving_an_attachment_onto_an_existing_name_is_refused(store, server_url
     with store.open_session() as s:
         names = sorted(a.name for a in s.advanced.attachments.get_names(s.load("employees/1", Employee)))
         assert names == ["b.txt", "d.txt"]
+
+
+def test_full_counter_values(store, server_url, db_name, http):
+    """`full=true` / `ReplyWithAllNodesValues`: each counter with its per-database values (one database)."""
+    from ravendb import GetCountersOperation
+
+    names = [f"c{i}" for i in range(60)]
+    with store.open_session() as s:
+        s.store(Employee(name="e"), "employees/1")
+        for i, name in enumerate(names):
+            s.counters_for("employees/1").increment(name, i + 1)
+        s.save_changes()
+    # Few names go by GET, many by POST: both carry the values per database.
+    for asked in (names[:3] + ["missing"], names + ["missing"]):
+        counters = store.operations.send(GetCountersOperation("employees/1", asked, True)).counters
+        assert len(counters) == len(asked)
+        assert counters.count(None) == 1  # "missing"
+        found = [d for d in counters if d is not None]
+        assert sorted(d.counter_name for d in found) == sorted(asked[:-1])
+        for detail in found:
+            assert list(detail.counter_values.values()) == [names.index(detail.counter_name) + 1] == [detail.total_value]
+    plain = http.get(f"{server_url}/databases/{db_name}/counters", params={"docId": "employees/1", "counter": "c0"}).json()
+    assert plain["Counters"][0]["CounterValues"] is None
+
+
+def test_lazy_query_of_a_missing_index(store):
+    from ravendb.exceptions.documents.indexes import IndexDoesNotExistException
+
+    with store.open_session() as s:
+        lazy = s.query_index("NoSuchIndex", Employee).lazily()
+        with pytest.raises(IndexDoesNotExistException):
+            lazy.value
