@@ -139,3 +139,29 @@ def test_time_series_in_bulk_insert_is_refused(store, server_url, db_name, http)
             with bulk.time_series_for("users/2", "HR") as ts:
                 ts.append_single(datetime.datetime(2024, 1, 1), 61)
     assert isinstance(caught.value, RavenException) or "time series" in str(caught.value).lower(), repr(caught.value)
+
+
+def test_bulk_insert_attachment_size_limit(server_factory):
+    from corvid_support import create_database
+
+    import requests
+
+    srv = server_factory(extra_args=["--max-attachment-bytes", "1000"])
+    create_database(srv.url, "bulklimit")
+
+    def stream(size):
+        return (
+            b'[{"Id":"users/1","Type":"PUT","Document":{"Name":"a","@metadata":{"@collection":"Users"}}},'
+            + b'{"Id":"users/1","Type":"AttachmentPUT","Name":"a.bin","ContentLength":'
+            + str(size).encode()
+            + b"}"
+            + b"z" * size
+            + b"]"
+        )
+
+    url = f"{srv.url}/databases/bulklimit"
+    assert requests.post(f"{url}/bulk_insert", params={"id": 1}, data=stream(1000)).status_code == 201
+    r = requests.post(f"{url}/bulk_insert", params={"id": 2}, data=stream(1001))
+    assert r.status_code == 400 and "limit" in assert_error_json(r)["Message"]
+    got = requests.get(f"{url}/attachments", params={"id": "users/1", "name": "a.bin"})
+    assert got.status_code == 200 and got.content == b"z" * 1000

@@ -32,6 +32,8 @@ const IN_FLIGHT: usize = 2;
 pub struct BulkInsertOptions {
     /// A document identical to the stored one is not written again (no new etag, no re-indexing).
     pub skip_overwrite_if_unchanged: bool,
+    /// Attachments larger than this are refused (None: no limit).
+    pub max_attachment_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -223,6 +225,11 @@ impl Database {
                 let item = match parse_command(&element, index)? {
                     Parsed::Item(item) => item,
                     Parsed::Attachment { id, name, content_type, length } => {
+                        if let Some(limit) = options.max_attachment_bytes.filter(|limit| length > *limit) {
+                            return Err(EngineError::bad_request(format!(
+                                "Bulk insert command #{index} ({id}): attachment '{name}' has {length} bytes, more than the limit of {limit}"
+                            )));
+                        }
                         let mut writer = self.store.blobs().writer()?;
                         reader.read_raw(length, |chunk| Ok(writer.write(chunk)?))?;
                         let blob = writer.finish()?;
