@@ -79,7 +79,9 @@ def test_an_aborted_stream_keeps_every_committed_batch(server_url, db_name, http
         (b'{"Id": "users/1"}', "expected '['"),
         (b'[{"Id": "users/1", "Type": "PUT", "Document": {"a": 1}} {"Id": "users/2"}]', "expected ','"),
         (b'[{"Id": "users/1", "Type": "PUT", "Document": {"a": tru}}]', "not valid JSON"),
-        (b'[{"Id": "users/1", "Type": "Counters", "Counters": {}}]', "not supported"),
+        (b'[{"Id": "users/1", "Type": "TimeSeriesBulkInsert", "TimeSeries": {}}]', "not supported"),
+        (b'[{"Id": "users/1", "Type": "Revisions"}]', "unknown type"),
+        (b'[{"Id": "users/1", "Type": "Counters", "Counters": {}}]', "does not exist"),
         (b'[{"Type": "PUT", "Document": {"a": 1}}]', "needs a non-empty 'Id'"),
     ],
 )

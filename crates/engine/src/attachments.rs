@@ -141,8 +141,17 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, command: AttachmentCommand, now: i64) 
             })?;
             let destination_key = id_key(&destination_id);
             let stored_destination = checked_document(txn, &destination_id, &ExpectedChangeVector::Any)?;
+            let same_attachment = key == destination_key && id_key(&name) == id_key(&destination_name);
+            if remove_source && !same_attachment && txn.attachment(&destination_key, &destination_name)?.is_some() {
+                return Err(EngineError::Concurrency {
+                    message: format!(
+                        "Cannot move attachment '{name}' of '{id}' to '{destination_name}' of '{destination_id}': an attachment with that name already exists"
+                    ),
+                });
+            }
             let record = txn.put_attachment(&destination_key, &destination_name, &source.hash, &source.content_type, source.size)?;
-            if remove_source {
+            // Onto itself (a rename that only changes case): the row was just replaced, nothing to remove.
+            if remove_source && !same_attachment {
                 txn.delete_attachment(&key, &name)?;
                 if key != destination_key {
                     refresh_document(txn, &key, now)?;

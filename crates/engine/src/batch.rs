@@ -258,6 +258,15 @@ impl Database {
         self.write(move |txn| crate::json_patch::json_patch_in_txn(txn, &id, &ops, true, now_nanos()), reply)
     }
 
+    /// Runs one patch in the writer's transaction and rolls it back (`PATCH /docs?test=true`): the outcome
+    /// says what the patch would do, with debug output; nothing is written. Call on a blocking thread.
+    pub fn test_patch_blocking(&self, mut command: PatchCommand) -> Result<PatchOutcome, EngineError> {
+        validate_id(&command.id)?;
+        command.debug = true;
+        command.return_document = true;
+        self.merger.dry_run_blocking(move |txn| patch_in_txn(txn, &command, now_nanos())).map_err(|e| self.name_error(e))
+    }
+
     /// Applies one patch (`PATCH /docs`) once it is durable.
     pub fn submit_patch(
         &self,

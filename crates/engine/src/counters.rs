@@ -57,7 +57,9 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, command: DocumentCounters, now: i64) -
                 counters.push(Some(detail(&id, value)));
             }
             CounterOperation::Delete { name } => names_changed |= txn.delete_counter(&key, &name)?,
-            CounterOperation::Get { name } => counters.push(txn.counter(&key, &name)?.map(|c| detail(&id, c))),
+            CounterOperation::Get { name } => {
+                counters.push(txn.counter(&key, &name)?.map(|c| detail(&id, CounterValue { name, value: c.value })))
+            }
             CounterOperation::GetAll => counters.extend(txn.counters_of(&key)?.into_iter().map(|c| Some(detail(&id, c)))),
         }
     }
@@ -83,6 +85,10 @@ impl Database {
         if names.is_empty() {
             return Ok(read.counters_of(&key)?.into_iter().map(|c| Some(detail(&doc.id, c))).collect());
         }
-        names.iter().map(|n| Ok(read.counter(&key, n)?.map(|c| detail(&doc.id, c)))).collect()
+        // A counter asked for by name answers with that spelling (names are case-insensitive), as RavenDB does.
+        names
+            .iter()
+            .map(|n| Ok(read.counter(&key, n)?.map(|c| detail(&doc.id, CounterValue { name: n.clone(), value: c.value }))))
+            .collect()
     }
 }

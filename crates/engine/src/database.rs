@@ -35,7 +35,7 @@ impl Default for DatabaseOptions {
 pub struct Database {
     name: String,
     pub(crate) store: Arc<Store>,
-    merger: Arc<TransactionMerger>,
+    pub(crate) merger: Arc<TransactionMerger>,
     pub(crate) watch: Arc<CommitWatch>,
     pub(crate) indexes: Arc<IndexRegistry>,
     pub(crate) operations: Operations,
@@ -90,7 +90,7 @@ impl Database {
         self.merger.write_blocking(op).map_err(|e| self.name_error(e))
     }
 
-    fn name_error(&self, e: EngineError) -> EngineError {
+    pub(crate) fn name_error(&self, e: EngineError) -> EngineError {
         match e {
             EngineError::Busy { .. } => EngineError::Busy { database: self.name.clone() },
             EngineError::ShuttingDown { .. } => EngineError::ShuttingDown { database: self.name.clone() },

@@ -29,6 +29,9 @@ pub enum EngineError {
     Script { message: String },
     #[error("{message}")]
     IndexCompilation { message: String },
+    /// A feature of the protocol this server does not implement (e.g. time series in a bulk insert).
+    #[error("{0}")]
+    NotSupported(String),
     #[error("timed out: {0}")]
     Timeout(String),
     #[error("internal error: {0}")]

@@ -95,6 +95,27 @@ impl<R: BufRead> JsonArrayReader<R> {
         }
     }
 
+    /// Hands the next `len` raw bytes to `sink` piece by piece: an attachment's content follows its command
+    /// in the stream, outside the JSON.
+    pub fn read_raw(&mut self, mut len: u64, mut sink: impl FnMut(&[u8]) -> Result<(), EngineError>) -> Result<(), EngineError> {
+        while len > 0 {
+            let buffer = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if buffer.is_empty() {
+                return Err(malformed(self.offset, &format!("the stream ended {len} bytes before the end of an attachment")));
+            }
+            let take = buffer.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+            sink(&buffer[..take])?;
+            self.input.consume(take);
+            self.offset += take as u64;
+            len -= take as u64;
+        }
+        Ok(())
+    }
+
     /// Copies bytes up to and including the `}` that closes an object whose `{` was already read.
     fn read_object_rest(&mut self, element: &mut Vec<u8>) -> Result<(), EngineError> {
         let mut depth = 1usize;
@@ -184,6 +205,32 @@ mod tests {
             assert_eq!(got, vec![r#"{"a": {"b": [1, {"c": "}"}]}}"#, r#"{"s": "quote \" and \\ and ] and {"}"#, "{}"], "buffer {buffer}");
         }
         assert!(elements("[]", 8).unwrap().is_empty());
+    }
+
+    #[test]
+    fn raw_bytes_between_commands() {
+        let input = [&b"[{\"a\":1}"[..], b"\x00]{\"", b",{\"b\":2}]"].concat();
+        for buffer in [1, 3, 64] {
+            let mut reader = JsonArrayReader::new(BufReader::with_capacity(buffer, &input[..]));
+            let mut element = Vec::new();
+            assert!(reader.next_element(&mut element).unwrap());
+            assert_eq!(element, b"{\"a\":1}");
+            let mut raw = Vec::new();
+            reader
+                .read_raw(4, |chunk| {
+                    raw.extend_from_slice(chunk);
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(raw, b"\x00]{\"");
+            assert!(reader.next_element(&mut element).unwrap());
+            assert_eq!(element, b"{\"b\":2}");
+            assert!(!reader.next_element(&mut element).unwrap());
+        }
+        let mut reader = JsonArrayReader::new(BufReader::new(&b"[{}ab"[..]));
+        let mut element = Vec::new();
+        assert!(reader.next_element(&mut element).unwrap());
+        assert!(reader.read_raw(3, |_| Ok(())).is_err(), "a truncated attachment is an error");
     }
 
     #[test]

@@ -103,9 +103,18 @@ function put(id, doc, changeVector) { return __host('put', [id, doc, changeVecto
 function del(id, changeVector) { return __host('del', [id, changeVector === undefined ? null : changeVector]); }
 function output(message) { __host('output', [typeof message === 'string' ? message : JSON.stringify(message)]); }
 var console = { log: function () { output(Array.prototype.slice.call(arguments).map(function (a) { return typeof a === 'string' ? a : JSON.stringify(a); }).join(' ')); } };
+function __docId(d, fn) {
+  if (typeof d === 'string') { return d; }
+  var i = id(d);
+  if (typeof i !== 'string') { throw new Error(fn + '() takes a document or a document id as its first argument'); }
+  return i;
+}
+function incrementCounter(d, name, delta) { return __host('incrementCounter', [__docId(d, 'incrementCounter'), name, delta === undefined ? 1 : delta]); }
+function deleteCounter(d, name) { return __host('deleteCounter', [__docId(d, 'deleteCounter'), name]); }
+function counter(d, name) { return __host('counter', [__docId(d, 'counter'), name]); }
+function counterRaw(d, name) { return __host('counterRaw', [__docId(d, 'counterRaw'), name]); }
 function __unsupported(name) { return function () { throw new Error(name + '() is not supported in patches by this server'); }; }
-var incrementCounter = __unsupported('incrementCounter'), deleteCounter = __unsupported('deleteCounter'),
-    counter = __unsupported('counter'), timeseries = __unsupported('timeseries'), cmpxchg = __unsupported('cmpxchg');
+var timeseries = __unsupported('timeseries'), cmpxchg = __unsupported('cmpxchg');
 "#;
 
 /// Compiled scripts kept per sandbox before it is recycled (bounds memory with many distinct scripts).
@@ -213,6 +222,7 @@ impl TxnHost<'_, '_> {
                 self.output.push(argument(0).as_str().unwrap_or_default().to_owned());
                 Ok(Value::Null)
             }
+            "incrementCounter" | "deleteCounter" | "counter" | "counterRaw" => counter_op(self.txn, op, &arguments, self.now),
             other => Err(EngineError::bad_request(format!("{other}() is not available in patches"))),
         }
     }
@@ -353,6 +363,52 @@ fn outcome_after_write(
         original_document: None,
         debug_output: Vec::new(),
     })
+}
+
+/// `incrementCounter`, `deleteCounter`, `counter` and `counterRaw` of a patch script, inside its transaction.
+/// Arguments: the document id, the counter name, and for increments the delta.
+fn counter_op(txn: &mut WriteTxn<'_>, op: &str, arguments: &[Value], now: i64) -> Result<Value, EngineError> {
+    let id = arguments.first().and_then(Value::as_str).unwrap_or_default().to_owned();
+    let name = match arguments.get(1) {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        _ => return Err(EngineError::bad_request(format!("{op}() needs a counter name (a non-empty string) as its second argument"))),
+    };
+    let key = id_key(&id);
+    match op {
+        "counter" | "counterRaw" => {
+            let Some(value) = txn.counter(&key, &name)? else { return Ok(Value::Null) };
+            if op == "counter" {
+                return Ok(Value::from(value.value));
+            }
+            let mut raw = Map::new();
+            raw.insert(txn.database_id().to_owned(), Value::from(value.value));
+            Ok(Value::Object(raw))
+        }
+        _ => {
+            let operation = if op == "deleteCounter" {
+                crate::counters::CounterOperation::Delete { name }
+            } else {
+                let delta = match arguments.get(2) {
+                    Some(Value::Number(n)) => {
+                        n.as_i64().or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 9.2e18).map(|f| f as i64))
+                    }
+                    _ => None,
+                };
+                let delta = delta.ok_or_else(|| {
+                    EngineError::bad_request(format!(
+                        "incrementCounter() needs a whole number as its delta, not {}",
+                        arguments.get(2).unwrap_or(&Value::Null)
+                    ))
+                })?;
+                crate::counters::CounterOperation::Increment { name, delta }
+            };
+            if txn.document(&key)?.is_none() {
+                return Err(EngineError::DocumentDoesNotExist(id));
+            }
+            crate::counters::run(txn, crate::counters::DocumentCounters { id, operations: vec![operation] }, now)?;
+            Ok(Value::Bool(true))
+        }
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub enum ApiError {
     #[error("{0}")]
     IndexCompilation(String),
     #[error("{0}")]
+    NotSupported(String),
+    #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
     Internal(String),
@@ -90,6 +92,7 @@ impl ApiError {
             ApiError::IndexCompilation(_) => {
                 (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException")
             }
+            ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
         }
@@ -109,6 +112,7 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
             EngineError::Script { message } => ApiError::Script(message),
             EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message),
+            EngineError::NotSupported(m) => ApiError::NotSupported(m),
             EngineError::Timeout(m) => ApiError::Timeout(m),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");

@@ -23,6 +23,8 @@ type Finish = Box<dyn FnOnce(Option<&StorageError>) + Send>;
 /// The outcome of a job, to be delivered once the merged transaction is durable (or failed).
 pub struct Pending {
     succeeded: bool,
+    /// A dry run: its changes are rolled back whatever its result, which is answered at once.
+    dry_run: bool,
     finish: Finish,
 }
 
@@ -122,12 +124,17 @@ impl TransactionMerger {
             let result = op(txn);
             Pending {
                 succeeded: result.is_ok(),
+                dry_run: false,
                 finish: Box::new(move |commit_error| match (result, commit_error) {
                     (Ok(_), Some(e)) => reply(Err(StorageError::WriterFailed(e.to_string()).into())),
                     (result, _) => reply(result),
                 }),
             }
         });
+        self.enqueue(job)
+    }
+
+    fn enqueue(&self, job: WriteJob) -> Result<(), StorageError> {
         let guard = self.sender.lock().unwrap_or_else(|p| p.into_inner());
         let sender = guard.as_ref().ok_or(StorageError::ShuttingDown)?;
         match sender.try_send(job) {
@@ -138,6 +145,28 @@ impl TransactionMerger {
             Err(TrySendError::Full(_)) => Err(StorageError::QueueFull),
             Err(TrySendError::Disconnected(_)) => Err(StorageError::ShuttingDown),
         }
+    }
+
+    /// Runs `op` in the writer's transaction and rolls its changes back whatever it returns: what a write
+    /// would do, without writing (RavenDB's test patches). Waits for the answer on the calling thread.
+    pub fn dry_run_blocking<T, E>(&self, op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, E> + Send + 'static) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<StorageError> + Send + 'static,
+    {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let job: WriteJob = Box::new(move |txn| {
+            let result = op(txn);
+            Pending {
+                succeeded: false,
+                dry_run: true,
+                finish: Box::new(move |_| {
+                    let _ = tx.send(result);
+                }),
+            }
+        });
+        self.enqueue(job)?;
+        rx.recv().unwrap_or_else(|_| Err(StorageError::WriterFailed("the writer dropped the command".into()).into()))
     }
 
     /// Like `submit`, waiting for the answer on the calling thread.
@@ -319,7 +348,9 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
             Ok(pending) => {
                 child.abort();
                 *last_etag = before;
-                stats.failed_commands.fetch_add(1, Ordering::Relaxed);
+                if !pending.dry_run {
+                    stats.failed_commands.fetch_add(1, Ordering::Relaxed);
+                }
                 (pending.finish)(None);
             }
             Err(_) => {
@@ -351,5 +382,31 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
             }
             Committed::Nothing
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::{StorageError, Store, StoreOptions, TransactionMerger};
+
+    #[test]
+    fn a_dry_run_answers_and_writes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16 }).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        let seen: Result<(u64, bool), StorageError> = merger.dry_run_blocking(|txn| {
+            let out = txn.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
+            Ok((out.etag, txn.document("users/1")?.is_some()))
+        });
+        let (etag, visible_inside) = seen.unwrap();
+        assert!(visible_inside, "the dry run sees its own changes");
+        assert!(store.read().unwrap().document("users/1").unwrap().is_none());
+        assert_eq!(store.read().unwrap().last_etag().unwrap(), 0);
+        // The etag was not consumed: the next real write gets it.
+        let real = merger.write_blocking(|txn| txn.put_document("users/2", "Users", "{}".into(), "{}".into(), 0, 1)).unwrap();
+        assert_eq!(real.etag, etag);
+        assert_eq!(merger.stats().failed_commands, 0);
     }
 }

@@ -1,6 +1,6 @@
 //! Running a query plan against one storage snapshot (and, for indexed queries, one index searcher).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,7 @@ use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
 use super::planner::{plan, Plan, ProjectionPlan, Source, ID_PATH};
-use super::projection::{included_ids, project, value_at};
+use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
@@ -68,7 +68,74 @@ const PROJECTION_FUNCTION: &str = "__corvid_project";
 /// Helpers every projection script can call, as in RavenDB.
 const PROJECTION_HELPERS: &str = "function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }\n\
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }\n\
-function load() { throw new Error('load() is not supported in projections yet'); }";
+function load() { throw new Error('load() is not supported in projections yet'); }\n\
+function __counterArgs(fn, a) {\n\
+  if (a.length === 1) { return [null, a[0]]; }\n\
+  var d = a[0]; var i = typeof d === 'string' ? d : id(d);\n\
+  if (typeof i !== 'string') { throw new Error(fn + '() takes a document or a document id, then a counter name'); }\n\
+  return [i, a[1]];\n\
+}\n\
+function counter() { return __host('counter', __counterArgs('counter', arguments)); }\n\
+function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }";
+
+/// Documents whose counters a query includes, each once, with the union of the names asked for (empty: all).
+#[derive(Default)]
+struct CounterWants {
+    entries: Vec<(String, Vec<String>)>,
+    by_key: HashMap<String, usize>,
+}
+
+impl CounterWants {
+    fn add(&mut self, id: &str, names: &[String]) {
+        let key = id_key(id);
+        let Some(&at) = self.by_key.get(&key) else {
+            self.by_key.insert(key, self.entries.len());
+            self.entries.push((id.to_owned(), names.to_vec()));
+            return;
+        };
+        let existing = &mut self.entries[at].1;
+        if existing.is_empty() {
+            return;
+        }
+        if names.is_empty() {
+            existing.clear();
+            return;
+        }
+        for name in names {
+            if !existing.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                existing.push(name.clone());
+            }
+        }
+    }
+}
+
+/// Answers a projection's `counter()` / `counterRaw()` from the query's snapshot; the id defaults to the
+/// result's document.
+struct ProjectionHost<'a, 't> {
+    snapshot: &'a ReadTxn<'t>,
+    id: &'a str,
+    database_id: &'a str,
+    /// Values read, for the result etag.
+    counters: Vec<i64>,
+}
+
+impl corvid_js::Host for ProjectionHost<'_, '_> {
+    fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+        let raw = match op {
+            "counter" => false,
+            "counterRaw" => true,
+            other => return Err(format!("{other}() is not available in projections")),
+        };
+        let arguments: Vec<Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        let id = arguments.first().and_then(Value::as_str).unwrap_or(self.id);
+        let Some(Value::String(name)) = arguments.get(1) else {
+            return Err(format!("{op}() needs a counter name (a string)"));
+        };
+        let value = self.snapshot.counter(&id_key(id), name).map_err(|e| e.to_string())?.map(|c| c.value);
+        self.counters.push(value.unwrap_or(0));
+        Ok(counter_value(value, raw, self.database_id).to_string())
+    }
+}
 
 /// The page to read from the source: everything when distinct or random results are paged afterwards.
 fn page_of(plan: &Plan) -> (usize, usize) {
@@ -400,6 +467,7 @@ impl Database {
         hasher.add(&response.result_etag.to_be_bytes());
         hasher.add(&response.total_results.to_be_bytes());
         let mut include_ids = Vec::new();
+        let mut related_counter_ids: Vec<(String, usize)> = Vec::new();
         let sandbox = match &plan.projection {
             Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function)?),
             _ => None,
@@ -408,6 +476,7 @@ impl Database {
             hasher.add(record.change_vector.as_bytes());
             let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_)))
                 || !plan.includes.is_empty()
+                || !plan.related_counter_includes.is_empty()
                 || !plan.loads.is_empty()
                 || !plan.highlights.is_empty();
             let body: Value = if needs_body {
@@ -418,6 +487,9 @@ impl Database {
             };
             if !plan.includes.is_empty() {
                 include_ids.extend(included_ids(&body, &plan.includes));
+            }
+            for (spec, (path, _)) in plan.related_counter_includes.iter().enumerate() {
+                related_counter_ids.extend(included_ids(&body, std::slice::from_ref(path)).into_iter().map(|id| (id, spec)));
             }
             for (h, (_, per_key)) in plan.highlights.iter().zip(response.highlightings.iter_mut()) {
                 let value = value_at(&body, &h.field);
@@ -457,7 +529,11 @@ impl Database {
                     let document = record.to_json_string(false);
                     let mut arguments: Vec<&str> = vec![&document];
                     arguments.extend(loaded.iter().map(|l| l.as_deref().unwrap_or("null")));
-                    let output = sandbox.call_with_documents(PROJECTION_FUNCTION, &arguments).map_err(script_error)?;
+                    let mut host = ProjectionHost { snapshot, id: &record.id, database_id: self.database_id(), counters: Vec::new() };
+                    let output = sandbox.call_with_host(PROJECTION_FUNCTION, &arguments, &mut host).map_err(script_error)?;
+                    for value in host.counters {
+                        hasher.add(&value.to_be_bytes());
+                    }
                     let mut projected = match serde_json::from_str(&output) {
                         Ok(Value::Object(map)) => map,
                         Ok(other) => {
@@ -475,6 +551,13 @@ impl Database {
                     for field in fields.iter().filter(|f| f.path == ID_PATH) {
                         projected.insert(field.alias.clone(), Value::String(record.id.clone()));
                     }
+                    for field in fields {
+                        if let Some((name, raw)) = counter_of(&field.path) {
+                            let value = snapshot.counter(&id_key(&record.id), name)?.map(|c| c.value);
+                            hasher.add(&value.unwrap_or(0).to_be_bytes());
+                            projected.insert(field.alias.clone(), counter_value(value, raw, self.database_id()));
+                        }
+                    }
                     // Fields of loaded documents: `c.Name` where `c` is a load alias.
                     for field in fields {
                         let Some((first, rest)) = field.path.split_once('.') else { continue };
@@ -491,12 +574,23 @@ impl Database {
                 }
             }
         }
-        if let Some(names) = &plan.counter_includes {
-            let mut included = Vec::with_capacity(records.len());
-            for record in &records {
-                let key = id_key(&record.id);
+        if plan.counter_includes.is_some() || !plan.related_counter_includes.is_empty() {
+            let mut wanted = CounterWants::default();
+            if let Some(names) = &plan.counter_includes {
+                for record in &records {
+                    wanted.add(&record.id, names);
+                }
+            }
+            for (id, spec) in &related_counter_ids {
+                wanted.add(id, &plan.related_counter_includes[*spec].1);
+            }
+            let mut included = Vec::with_capacity(wanted.entries.len());
+            for (id, names) in wanted.entries {
+                let key = id_key(&id);
+                // A referenced document that does not exist has no counters to include.
+                let Some(doc_id) = snapshot.document(&key)?.map(|d| d.id) else { continue };
                 let detail =
-                    |c: corvid_storage::CounterValue| crate::CounterDetail { document_id: record.id.clone(), name: c.name, value: c.value };
+                    |c: corvid_storage::CounterValue| crate::CounterDetail { document_id: doc_id.clone(), name: c.name, value: c.value };
                 let counters = if names.is_empty() {
                     snapshot.counters_of(&key)?.into_iter().map(|c| Some(detail(c))).collect()
                 } else {
@@ -505,8 +599,8 @@ impl Database {
                 for c in counters.iter().flatten() {
                     hasher.add(&c.value.to_be_bytes());
                 }
-                included.push((record.id.clone(), counters));
-                response.included_counter_names.push((record.id.clone(), names.clone()));
+                included.push((doc_id.clone(), counters));
+                response.included_counter_names.push((doc_id, names));
             }
             response.counter_includes = Some(included);
         }

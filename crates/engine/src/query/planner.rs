@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::execute::QueryRequest;
 use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
 use super::highlight::HighlightPlan;
-use super::projection::ProjectedField;
+use super::projection::{counter_path, ProjectedField};
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
 use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
@@ -69,6 +69,9 @@ pub(crate) struct Plan {
     pub timings: bool,
     /// `include counters(...)`: the counter names to include with each result (empty: all of them).
     pub counter_includes: Option<Vec<String>>,
+    /// `include counters(path, ...)`: counters of the documents each result references at `path` (names
+    /// empty: all of them).
+    pub related_counter_includes: Vec<(String, Vec<String>)>,
 }
 
 impl Plan {
@@ -106,6 +109,31 @@ impl Translator<'_> {
     fn path(&self, path: &FieldPath) -> String {
         let stripped = self.alias.as_deref().and_then(|a| path.strip_alias(a));
         stripped.as_ref().unwrap_or(path).dotted()
+    }
+
+    /// The counter named by a projected `counter('Likes')` / `counter(u, 'Likes')` (or `counterRaw`).
+    fn counter_name(&self, call: &Call) -> Result<String, EngineError> {
+        let usage = || {
+            invalid(format!(
+                "{}() in a projection takes a counter name, optionally after the alias of the queried document (at position {}: '{}')",
+                call.name,
+                call.span.start,
+                call.span.text(self.text)
+            ))
+        };
+        let name = match call.args.as_slice() {
+            [name] => name,
+            [Arg::Field(document), name] if self.alias.as_deref() == Some(document.dotted().as_str()) => name,
+            _ => return Err(usage()),
+        };
+        match name {
+            Arg::Value(corvid_rql::Value { kind: ValueKind::String(name), .. }) => Ok(name.clone()),
+            Arg::Value(corvid_rql::Value { kind: ValueKind::Parameter(p), span }) => match self.parameter(p, *span)? {
+                Json::String(name) => Ok(name.clone()),
+                _ => Err(usage()),
+            },
+            _ => Err(usage()),
+        }
     }
 
     fn need(&mut self, path: &str, search: bool, exact: bool) {
@@ -690,6 +718,11 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                             let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.clone());
                             out.push(ProjectedField { path, alias });
                         }
+                        SelectExpr::Call(call) if call.is("counter") || call.is("counterRaw") => {
+                            let name = t.counter_name(call)?;
+                            let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| name.clone());
+                            out.push(ProjectedField { path: counter_path(&name, call.is("counterRaw")), alias });
+                        }
                         SelectExpr::Call(call) if call.is("id") && call.args.is_empty() => {
                             let alias = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| "Id".to_owned());
                             out.push(ProjectedField { path: ID_PATH.to_owned(), alias });
@@ -704,6 +737,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
 
     let mut includes = Vec::new();
     let mut counter_includes: Option<Vec<String>> = None;
+    let mut related_counter_includes: Vec<(String, Vec<String>)> = Vec::new();
     let mut highlights = Vec::new();
     let (mut explanations, mut timings) = (false, false);
     for item in &query.include {
@@ -714,7 +748,11 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
             IncludeItem::Call(call) if call.is("timings") => timings = true,
             IncludeItem::Call(call) if call.is("counters") => {
                 let mut names = Vec::new();
-                for arg in &call.args {
+                let (related, args) = match call.args.split_first() {
+                    Some((Arg::Field(path), rest)) => (Some(t.path(path)), rest),
+                    _ => (None, call.args.as_slice()),
+                };
+                for arg in args {
                     match arg {
                         Arg::Value(corvid_rql::Value { kind: corvid_rql::ValueKind::String(name), .. }) => names.push(name.clone()),
                         // `counters($p0)`: one name or a list of names.
@@ -727,8 +765,12 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                                 _ => return Err(unsupported("include counters() with this parameter", text, *span)),
                             }
                         }
-                        _ => return Err(unsupported("include counters() of a related document", text, call.span)),
+                        _ => return Err(unsupported("include counters() with this argument", text, arg.span())),
                     }
+                }
+                if let Some(path) = related {
+                    related_counter_includes.push((path, names));
+                    continue;
                 }
                 // No names means all counters, and all wins over a list.
                 counter_includes = match (counter_includes, names.is_empty()) {
@@ -796,6 +838,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         explanations,
         timings,
         counter_includes,
+        related_counter_includes,
     })
 }
 
@@ -982,6 +1025,7 @@ fn plan_group_by(
         explanations: false,
         timings: false,
         counter_includes: None,
+        related_counter_includes: Vec::new(),
     })
 }
 

@@ -11,6 +11,28 @@ pub struct ProjectedField {
     pub alias: String,
 }
 
+/// Projected paths that stand for a counter of the result's document (`select counter(u, 'Likes')`).
+const COUNTER_PATH: &str = "@counter:";
+const COUNTER_RAW_PATH: &str = "@counter-raw:";
+
+pub fn counter_path(name: &str, raw: bool) -> String {
+    format!("{}{name}", if raw { COUNTER_RAW_PATH } else { COUNTER_PATH })
+}
+
+/// The counter a projected path reads, and whether its raw (per database) form is asked for.
+pub fn counter_of(path: &str) -> Option<(&str, bool)> {
+    path.strip_prefix(COUNTER_PATH).map(|n| (n, false)).or_else(|| path.strip_prefix(COUNTER_RAW_PATH).map(|n| (n, true)))
+}
+
+/// A counter's value as projected: the total, or `{database id: total}` for the raw form; null when missing.
+pub fn counter_value(value: Option<i64>, raw: bool, database_id: &str) -> Value {
+    match value {
+        None => Value::Null,
+        Some(v) if raw => Value::Object(Map::from_iter([(database_id.to_owned(), Value::from(v))])),
+        Some(v) => Value::from(v),
+    }
+}
+
 /// The value at a path (`a.b`, `Lines[].Product`); arrays of values for `[]` paths.
 pub fn value_at(document: &Value, path: &str) -> Value {
     if path.contains("[]") {

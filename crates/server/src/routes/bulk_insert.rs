@@ -27,7 +27,10 @@ pub async fn bulk_insert(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
-    let options = BulkInsertOptions { skip_overwrite_if_unchanged: query.get_bool("skipOverwriteIfUnchanged") };
+    let options = BulkInsertOptions {
+        skip_overwrite_if_unchanged: query.get_bool("skipOverwriteIfUnchanged"),
+        max_attachment_bytes: Some(state.config.max_attachment_bytes),
+    };
     let encoding = headers.get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_ascii_lowercase();
     let gzip = match encoding.as_str() {
         "" | "identity" => false,
@@ -49,11 +52,12 @@ pub async fn bulk_insert(
     .await?;
     match outcome {
         Ok(summary) => {
-            tracing::info!(database = %db, documents = summary.documents, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
+            tracing::info!(database = %db, documents = summary.documents, counters = summary.counters, attachments = summary.attachments, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
             operation.complete(json!({
                 "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
-                "Total": summary.documents, "DocumentsProcessed": summary.documents, "SkippedUnchanged": summary.skipped_unchanged,
-                "Bytes": summary.bytes
+                "Total": summary.documents + summary.counters + summary.attachments, "DocumentsProcessed": summary.documents,
+                "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": 0,
+                "SkippedUnchanged": summary.skipped_unchanged, "Bytes": summary.bytes
             }));
             Ok(StatusCode::CREATED.into_response())
         }

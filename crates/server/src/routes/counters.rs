@@ -20,6 +20,15 @@ pub fn detail_json(detail: &Option<CounterDetail>) -> Value {
     }
 }
 
+/// A counter with its per-database values (`full=true`, `ReplyWithAllNodesValues`): one database here.
+fn full_detail_json(detail: &Option<CounterDetail>, database_id: &str) -> Value {
+    let mut out = detail_json(detail);
+    if let (Some(d), Value::Object(fields)) = (detail, &mut out) {
+        fields.insert("CounterValues".into(), json!({ database_id: d.value }));
+    }
+    out
+}
+
 pub fn reply_json(reply: &CountersReply) -> Value {
     json!({"Counters": reply.counters.iter().map(detail_json).collect::<Vec<_>>()})
 }
@@ -54,9 +63,14 @@ pub async fn post(State(state): State<AppState>, Path(db): Path<String>, headers
         .iter()
         .map(parse_document)
         .collect::<ApiResult<Vec<_>>>()?;
+    let full = request.get("ReplyWithAllNodesValues").and_then(Value::as_bool).unwrap_or(false);
     let database = state.landlord.database(&db).await?;
+    let database_id = database.database_id().to_owned();
     let replies = blocking(move || Ok(database.counter_batch_blocking(documents)?)).await?;
-    let counters: Vec<Value> = replies.iter().flat_map(|r| r.counters.iter().map(detail_json)).collect();
+    let counters: Vec<Value> = replies
+        .iter()
+        .flat_map(|r| r.counters.iter().map(|c| if full { full_detail_json(c, &database_id) } else { detail_json(c) }))
+        .collect();
     Ok(json_value(StatusCode::OK, &json!({ "Counters": counters })))
 }
 
@@ -65,9 +79,12 @@ pub async fn get(State(state): State<AppState>, Path(db): Path<String>, RawQuery
     let id =
         params.get_non_empty("docId").ok_or_else(|| ApiError::BadRequest("Query string parameter 'docId' is required".into()))?.to_owned();
     let names = params.get_all("counter");
+    let full = params.get_bool("full");
     let database = state.landlord.database(&db).await?;
+    let database_id = database.database_id().to_owned();
     let counters = blocking(move || Ok(database.counters(&id, &names)?)).await?;
-    Ok(json_value(StatusCode::OK, &json!({"Counters": counters.iter().map(detail_json).collect::<Vec<_>>()})))
+    let counters: Vec<Value> = counters.iter().map(|c| if full { full_detail_json(c, &database_id) } else { detail_json(c) }).collect();
+    Ok(json_value(StatusCode::OK, &json!({ "Counters": counters })))
 }
 
 /// `CounterIncludes` of a load: per document id, the asked counters (null where missing), or all of them

@@ -83,6 +83,12 @@ async fn response_json(response: Response) -> ApiResult<Value> {
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
         .map_err(|e| ApiError::Internal(format!("could not read a sub-response: {e}")))?;
-    let result = if bytes.is_empty() { Value::Null } else { serde_json::from_slice(&bytes).unwrap_or(Value::Null) };
+    // A 404 carries no result, as for a direct request (the clients read a missing index or document from
+    // the null result, and would take an error body for a result).
+    let result = if bytes.is_empty() || status == StatusCode::NOT_FOUND {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null)
+    };
     Ok(json!({"Result": result, "StatusCode": status.as_u16(), "Headers": headers}))
 }

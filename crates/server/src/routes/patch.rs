@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{header_tag, json_value, written};
+use crate::responses::{blocking, header_tag, json_value, written};
 use crate::state::AppState;
 
 /// `{"Script": "...", "Values": {...}}`; `what` names the field in errors.
@@ -94,9 +94,6 @@ pub async fn patch_doc(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let id = super::docs::required_id(&query)?;
-    if query.get_bool("test") {
-        return Err(ApiError::BadRequest("Test patches (test=true) are not supported by this server yet".into()));
-    }
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let Value::Object(fields) = request else {
         return Err(ApiError::BadRequest("The body must be a JSON object with a 'Patch'".into()));
@@ -107,7 +104,13 @@ pub async fn patch_doc(
     command.debug = query.get_bool("debug");
     command.return_document = true;
     let database = state.landlord.database(&db).await?;
-    let outcome = written(|reply| database.submit_patch(command, reply)).await?;
+    let test = query.get_bool("test");
+    let outcome = if test {
+        // Runs in the writer's transaction and is rolled back: nothing is written.
+        blocking(move || Ok(database.test_patch_blocking(command)?)).await?
+    } else {
+        written(|reply| database.submit_patch(command, reply)).await?
+    };
     let status = match outcome.status {
         PatchStatus::DocumentDoesNotExist => return Ok(StatusCode::NOT_FOUND.into_response()),
         PatchStatus::Skipped => return Ok(StatusCode::NOT_MODIFIED.into_response()),
@@ -126,7 +129,7 @@ pub async fn patch_doc(
     if outcome.original_document.is_some() {
         body["OriginalDocument"] = parse_json_text(outcome.original_document.as_ref());
     }
-    if command_has_debug(&outcome) {
+    if test || command_has_debug(&outcome) {
         body["Debug"] = json!({ "Info": outcome.debug_output });
     }
     Ok(json_value(status, &body))
