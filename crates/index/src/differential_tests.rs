@@ -43,16 +43,7 @@ fn spec() -> IndexSpec {
     IndexSpec {
         fields: FIELDS
             .iter()
-            .map(|p| FieldSpec {
-                path: p.to_string(),
-                search: *p == "Name",
-                exact: *p == "Name" || *p == "Code",
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            })
+            .map(|p| FieldSpec { search: *p == "Name", exact: *p == "Name" || *p == "Code", ..FieldSpec::new(*p) })
             .collect(),
     }
 }

@@ -802,16 +802,7 @@ mod tests {
     use crate::{DocumentIndex, FacetCounts, FacetRequest, FieldSpec, Filter, IndexSpec, MappedDocument, Value};
 
     fn index(dir: &std::path::Path) -> DocumentIndex {
-        let field = |p: &str| FieldSpec {
-            path: p.into(),
-            search: false,
-            exact: false,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        };
+        let field = |p: &str| FieldSpec::new(p);
         let index = DocumentIndex::open_or_create(dir, &IndexSpec { fields: vec![field("Brand"), field("Price"), field("Tags")] }).unwrap();
         let docs = [
             ("p/1", json!({"Brand": "Canon", "Price": 100, "Tags": ["a", "b"]})),
@@ -849,16 +840,7 @@ mod tests {
     #[test]
     fn one_pass_ranges_equal_range_queries() {
         let dir = tempfile::tempdir().unwrap();
-        let field = |p: &str| FieldSpec {
-            path: p.into(),
-            search: false,
-            exact: false,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        };
+        let field = |p: &str| FieldSpec::new(p);
         let index = DocumentIndex::open_or_create(dir.path(), &IndexSpec { fields: vec![field("Brand"), field("Price")] }).unwrap();
         let mut seed = 42u64;
         let mut next = move |n: u64| {

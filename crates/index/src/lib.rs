@@ -59,6 +59,22 @@ pub struct FieldSpec {
     pub analyzed_only: bool,
 }
 
+impl FieldSpec {
+    /// A field with the default form only (lower-cased keyword terms and numbers).
+    pub fn new(path: impl Into<String>) -> FieldSpec {
+        FieldSpec {
+            path: path.into(),
+            search: false,
+            exact: false,
+            spatial: false,
+            analyzer: None,
+            spatial_options: None,
+            case_sensitive: false,
+            analyzed_only: false,
+        }
+    }
+}
+
 /// A spatial field's `Fields[x].Spatial` options that change answers (RavenDB's tree strategies and their
 /// precision settings do not: shapes are kept exactly).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

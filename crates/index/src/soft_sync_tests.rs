@@ -7,18 +7,7 @@ use crate::soft_sync::MARKER_FILE;
 use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, Value};
 
 fn spec() -> IndexSpec {
-    IndexSpec {
-        fields: vec![FieldSpec {
-            path: "Name".into(),
-            search: false,
-            exact: false,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        }],
-    }
+    IndexSpec { fields: vec![FieldSpec::new("Name")] }
 }
 
 fn person(n: usize) -> MappedDocument {

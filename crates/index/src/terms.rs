@@ -71,18 +71,7 @@ mod tests {
     #[test]
     fn lists_terms_with_frequencies() {
         let dir = tempfile::tempdir().unwrap();
-        let spec = IndexSpec {
-            fields: vec![FieldSpec {
-                path: "Name".into(),
-                search: false,
-                exact: false,
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            }],
-        };
+        let spec = IndexSpec { fields: vec![FieldSpec::new("Name")] };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
         let docs = [json!({"Name": "John"}), json!({"Name": "john"}), json!({"Name": "Jon"}), json!({"Name": null}), json!({"Name": ""})];
         let upserts: Vec<MappedDocument> =

@@ -4,31 +4,13 @@ use tempfile::TempDir;
 use crate::{DocumentIndex, FieldSpec, Filter, IndexError, IndexSpec, MappedDocument, SortKey, SortKind, Value};
 
 fn field(path: &str) -> FieldSpec {
-    FieldSpec {
-        path: path.into(),
-        search: false,
-        exact: false,
-        spatial: false,
-        analyzer: None,
-        spatial_options: None,
-        case_sensitive: false,
-        analyzed_only: false,
-    }
+    FieldSpec::new(path)
 }
 
 fn spec() -> IndexSpec {
     IndexSpec {
         fields: vec![
-            FieldSpec {
-                path: "Name".into(),
-                search: true,
-                exact: true,
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            },
+            FieldSpec { search: true, exact: true, ..FieldSpec::new("Name") },
             field("Age"),
             field("Score"),
             field("Tags"),
@@ -37,16 +19,7 @@ fn spec() -> IndexSpec {
             field("Address.City"),
             field("Active"),
             field("Code"),
-            FieldSpec {
-                path: "Notes".into(),
-                search: true,
-                exact: false,
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            },
+            FieldSpec { search: true, ..FieldSpec::new("Notes") },
         ],
     }
 }

@@ -213,16 +213,7 @@ mod tests {
         assert_eq!(AutoIndexDefinition::new("Users", vec![f("Name"), f("Age")]).name, "Auto/Users/ByAgeAndName");
         assert_eq!(AutoIndexDefinition::new("Genres", vec![f("name")]).name, "Auto/Genres/Byname");
         assert_eq!(AutoIndexDefinition::new("Orders", vec![f("ShipTo.Country")]).name, "Auto/Orders/ByShipTo.Country");
-        let search = AutoIndexField {
-            path: "Notes".into(),
-            search: true,
-            exact: false,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        };
+        let search = AutoIndexField { search: true, ..AutoIndexField::plain("Notes") };
         assert_eq!(AutoIndexDefinition::new("Employees", vec![search]).name, "Auto/Employees/BySearch(Notes)");
         assert_eq!(AutoIndexDefinition::new("@all_docs", vec![f("Name")]).name, "Auto/AllDocs/ByName");
     }
@@ -244,32 +235,8 @@ mod tests {
         let def = AutoIndexDefinition::new("Users", vec![f("Name")]);
         assert!(def.covers("users", &[f("Name")]));
         assert!(!def.covers("Users", &[f("Age")]));
-        assert!(!def.covers(
-            "Users",
-            &[AutoIndexField {
-                path: "Name".into(),
-                search: true,
-                exact: false,
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false
-            }]
-        ));
-        let wider = def.extended_with(&[
-            f("Age"),
-            AutoIndexField {
-                path: "Name".into(),
-                search: true,
-                exact: false,
-                spatial: false,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            },
-        ]);
+        assert!(!def.covers("Users", &[AutoIndexField { search: true, ..AutoIndexField::plain("Name") }]));
+        let wider = def.extended_with(&[f("Age"), AutoIndexField { search: true, ..AutoIndexField::plain("Name") }]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));
     }

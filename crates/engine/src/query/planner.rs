@@ -137,16 +137,7 @@ impl Translator<'_> {
     }
 
     fn need(&mut self, path: &str, search: bool, exact: bool) {
-        self.needed.push(AutoIndexField {
-            path: path.to_owned(),
-            search,
-            exact,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        });
+        self.needed.push(AutoIndexField { search, exact, ..AutoIndexField::plain(path) });
     }
 
     fn parameter(&self, name: &str, span: corvid_rql::Span) -> Result<&Json, EngineError> {
@@ -521,16 +512,7 @@ impl Translator<'_> {
             },
             None => return Err(invalid(format!("{}() needs a spatial field (at position {})", call.name, call.span.start))),
         };
-        self.needed.push(AutoIndexField {
-            path: path.clone(),
-            search: false,
-            exact: false,
-            spatial: true,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        });
+        self.needed.push(AutoIndexField { spatial: true, ..AutoIndexField::plain(&path) });
         Ok(path)
     }
 

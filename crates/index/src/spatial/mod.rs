@@ -255,18 +255,7 @@ mod tests {
     fn radius_filters_and_distance_order_through_the_index() {
         use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
         let dir = tempfile::tempdir().unwrap();
-        let spec = IndexSpec {
-            fields: vec![FieldSpec {
-                path: "spatial.point(Lat,Lng)".into(),
-                search: false,
-                exact: false,
-                spatial: true,
-                analyzer: None,
-                spatial_options: None,
-                case_sensitive: false,
-                analyzed_only: false,
-            }],
-        };
+        let spec = IndexSpec { fields: vec![FieldSpec { spatial: true, ..FieldSpec::new("spatial.point(Lat,Lng)") }] };
         let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
         let places = [("tlv", 32.0853, 34.7818), ("jlm", 31.7683, 35.2137), ("hfa", 32.7940, 34.9896), ("nyc", 40.7128, -74.0060)];
         let docs: Vec<MappedDocument> =
