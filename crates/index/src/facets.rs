@@ -76,11 +76,12 @@ pub struct FacetAnswer {
     pub facets: Vec<FacetCounts>,
 }
 
-/// A numeric comparison decided from a column: does any of the entry's values lie between the bounds.
+/// A numeric comparison decided from a column: does any of the entry's values lie in `low..=high` (closed
+/// bounds, made from the query's open or closed ones once, when the facet is compiled).
 #[derive(Debug, Clone)]
 enum Interval {
-    Long { column: String, lower: Bound<i64>, upper: Bound<i64> },
-    Double { column: String, lower: Bound<f64>, upper: Bound<f64> },
+    Long { column: String, low: i64, high: i64 },
+    Double { column: String, low: f64, high: f64 },
 }
 
 /// How one range of a range facet is decided.
@@ -119,31 +120,21 @@ fn merge_aggregates(totals: &mut [Aggregate], parts: &[Aggregate]) {
     }
 }
 
-fn contains<T: PartialOrd>(lower: &Bound<T>, upper: &Bound<T>, value: &T) -> bool {
-    let above = match lower {
-        Bound::Unbounded => true,
-        Bound::Included(l) => value >= l,
-        Bound::Excluded(l) => value > l,
-    };
-    let below = match upper {
-        Bound::Unbounded => true,
-        Bound::Included(u) => value <= u,
-        Bound::Excluded(u) => value < u,
-    };
-    above && below
+fn within<T: PartialOrd>(value: &T, low: &T, high: &T) -> bool {
+    value >= low && value <= high
 }
 
 /// An interval opened on one segment; `None` columns (no entry of the segment has a number there) match nothing.
 enum SegmentInterval {
-    Long(Option<Column<i64>>, Bound<i64>, Bound<i64>),
-    Double(Option<Column<f64>>, Bound<f64>, Bound<f64>),
+    Long(Option<Column<i64>>, i64, i64),
+    Double(Option<Column<f64>>, f64, f64),
 }
 
 impl SegmentInterval {
     fn matches(&self, doc: DocId) -> bool {
         match self {
-            SegmentInterval::Long(Some(column), lower, upper) => column.values_for_doc(doc).any(|v| contains(lower, upper, &v)),
-            SegmentInterval::Double(Some(column), lower, upper) => column.values_for_doc(doc).any(|v| contains(lower, upper, &v)),
+            SegmentInterval::Long(Some(column), low, high) => column.values_for_doc(doc).any(|v| within(&v, low, high)),
+            SegmentInterval::Double(Some(column), low, high) => column.values_for_doc(doc).any(|v| within(&v, low, high)),
             _ => false,
         }
     }
@@ -248,7 +239,7 @@ impl SharedColumn {
                 let bounds = tests
                     .iter()
                     .map(|t| match interval_of(t) {
-                        Some(Interval::Long { lower, upper, .. }) => Some(i64::closed(*lower, *upper)),
+                        Some(Interval::Long { low, high, .. }) => Some((*low, *high)),
                         _ => None,
                     })
                     .collect();
@@ -258,7 +249,7 @@ impl SharedColumn {
                 let bounds = tests
                     .iter()
                     .map(|t| match interval_of(t) {
-                        Some(Interval::Double { lower, upper, .. }) => Some(f64::closed(*lower, *upper)),
+                        Some(Interval::Double { low, high, .. }) => Some((*low, *high)),
                         _ => None,
                     })
                     .collect();
@@ -301,11 +292,11 @@ fn count_shared<T>(
         match bound {
             None => total.0 += docs.len() as u64,
             Some((low, high)) if single_valued => {
-                total.0 += values.iter().map(|v| u64::from(*v >= *low && *v <= *high)).sum::<u64>();
+                total.0 += values.iter().map(|v| u64::from(within(v, low, high))).sum::<u64>();
             }
             Some((low, high)) => {
                 for (doc, value) in value_docs.iter().zip(values.iter()) {
-                    if last[range] != *doc && *value >= *low && *value <= *high {
+                    if last[range] != *doc && within(value, low, high) {
                         total.0 += 1;
                         last[range] = *doc;
                     }
@@ -350,13 +341,13 @@ where
 }
 
 /// Marks in `inside` the positions (in `docs`) of the docs with a value between the bounds.
-fn mark_inside<T: PartialOrd>(docs: &[DocId], value_docs: &[DocId], values: &[T], lower: &Bound<T>, upper: &Bound<T>, inside: &mut [bool]) {
+fn mark_inside<T: PartialOrd>(docs: &[DocId], value_docs: &[DocId], values: &[T], low: &T, high: &T, inside: &mut [bool]) {
     let mut at = 0;
     for (doc, value) in value_docs.iter().zip(values) {
         while docs[at] != *doc {
             at += 1;
         }
-        if contains(lower, upper, value) {
+        if within(value, low, high) {
             inside[at] = true;
         }
     }
@@ -473,13 +464,13 @@ impl SegmentCollector for SegmentFacets {
                                     scratch.inside.clear();
                                     scratch.inside.resize(docs.len(), false);
                                     match interval {
-                                        SegmentInterval::Long(Some(column), lower, upper) => {
+                                        SegmentInterval::Long(Some(column), low, high) => {
                                             block_values(column, docs, &mut scratch.docs, &mut scratch.rows, &mut scratch.longs);
-                                            mark_inside(docs, &scratch.docs, &scratch.longs, lower, upper, &mut scratch.inside);
+                                            mark_inside(docs, &scratch.docs, &scratch.longs, low, high, &mut scratch.inside);
                                         }
-                                        SegmentInterval::Double(Some(column), lower, upper) => {
+                                        SegmentInterval::Double(Some(column), low, high) => {
                                             block_values(column, docs, &mut scratch.docs, &mut scratch.rows, &mut scratch.doubles);
-                                            mark_inside(docs, &scratch.docs, &scratch.doubles, lower, upper, &mut scratch.inside);
+                                            mark_inside(docs, &scratch.docs, &scratch.doubles, low, high, &mut scratch.inside);
                                         }
                                         _ => {}
                                     }
@@ -552,11 +543,11 @@ impl Collector for FacetCollector {
                                 intervals
                                     .iter()
                                     .map(|interval| match interval {
-                                        Interval::Long { column, lower, upper } => {
-                                            SegmentInterval::Long(reader.fast_fields().i64(column).ok(), *lower, *upper)
+                                        Interval::Long { column, low, high } => {
+                                            SegmentInterval::Long(reader.fast_fields().i64(column).ok(), *low, *high)
                                         }
-                                        Interval::Double { column, lower, upper } => {
-                                            SegmentInterval::Double(reader.fast_fields().f64(column).ok(), *lower, *upper)
+                                        Interval::Double { column, low, high } => {
+                                            SegmentInterval::Double(reader.fast_fields().f64(column).ok(), *low, *high)
                                         }
                                     })
                                     .collect(),
@@ -666,7 +657,8 @@ impl DocumentIndex {
                         Some(_) => unreachable!("numeric bound"),
                     };
                     let column = schema.get_field_name(handles.double).to_owned();
-                    Some(vec![Interval::Double { column, lower: as_f64(lower), upper: as_f64(upper) }])
+                    let (low, high) = f64::closed(as_f64(lower), as_f64(upper));
+                    Some(vec![Interval::Double { column, low, high }])
                 } else {
                     let as_i64 = |b: &Option<(Value, bool)>| match b {
                         None => Bound::Unbounded,
@@ -674,7 +666,8 @@ impl DocumentIndex {
                         Some(_) => unreachable!("long bound"),
                     };
                     let column = schema.get_field_name(handles.long).to_owned();
-                    Some(vec![Interval::Long { column, lower: as_i64(lower), upper: as_i64(upper) }])
+                    let (low, high) = i64::closed(as_i64(lower), as_i64(upper));
+                    Some(vec![Interval::Long { column, low, high }])
                 }
             }
             Filter::And(children) if !children.is_empty() => {
