@@ -726,23 +726,6 @@ impl DocumentIndex {
         Ok(FacetAnswer { total, facets })
     }
 
-    /// Every term of `field` among the entries `filter` matches, with how many entries have it and the
-    /// aggregates of `aggregate_fields` per term. Unordered; the caller sorts and pages.
-    pub fn term_facet(&self, filter: &Filter, field: &str, aggregate_fields: &[String]) -> Result<Vec<TermCount>, IndexError> {
-        match self.facets(filter, &[FacetRequest::Terms { field, aggregate_fields }])?.facets.pop() {
-            Some(FacetCounts::Terms(terms)) => Ok(terms),
-            _ => unreachable!("one term facet asked, one answered"),
-        }
-    }
-
-    /// How many entries match both `filter` and `range`, with the aggregates of `aggregate_fields`.
-    pub fn range_facet(&self, filter: &Filter, range: &Filter, aggregate_fields: &[String]) -> Result<(u64, Vec<Aggregate>), IndexError> {
-        match self.facets(filter, &[FacetRequest::Ranges { ranges: std::slice::from_ref(range), aggregate_fields }])?.facets.pop() {
-            Some(FacetCounts::Ranges(mut ranges)) => Ok(ranges.pop().expect("one range asked")),
-            _ => unreachable!("one range facet asked, one answered"),
-        }
-    }
-
     /// A range counted by running `filter and range` as a query.
     fn range_facet_query(
         &self,
@@ -792,7 +775,24 @@ fn inclusive_or_not<T>(value: T, inclusive: bool) -> Bound<T> {
 mod tests {
     use serde_json::json;
 
-    use crate::{DocumentIndex, FacetCounts, FacetRequest, FieldSpec, Filter, IndexSpec, MappedDocument, Value};
+    use crate::{Aggregate, DocumentIndex, FacetCounts, FacetRequest, FieldSpec, Filter, IndexSpec, MappedDocument, TermCount, Value};
+
+    /// One term facet through `facets` (unordered).
+    fn term_facet(index: &DocumentIndex, filter: &Filter, field: &str, aggregate_fields: &[String]) -> Vec<TermCount> {
+        match index.facets(filter, &[FacetRequest::Terms { field, aggregate_fields }]).unwrap().facets.pop() {
+            Some(FacetCounts::Terms(terms)) => terms,
+            other => panic!("a term facet answered {other:?}"),
+        }
+    }
+
+    /// One range of a range facet through `facets`.
+    fn range_facet(index: &DocumentIndex, filter: &Filter, range: &Filter, aggregate_fields: &[String]) -> (u64, Vec<Aggregate>) {
+        let ranges = std::slice::from_ref(range);
+        match index.facets(filter, &[FacetRequest::Ranges { ranges, aggregate_fields }]).unwrap().facets.pop() {
+            Some(FacetCounts::Ranges(mut counts)) => counts.pop().expect("one range asked"),
+            other => panic!("a range facet answered {other:?}"),
+        }
+    }
 
     fn index(dir: &std::path::Path) -> DocumentIndex {
         let field = |p: &str| FieldSpec::new(p);
@@ -812,19 +812,19 @@ mod tests {
     fn term_facets_count_lower_cased_terms_and_aggregate() {
         let dir = tempfile::tempdir().unwrap();
         let index = index(dir.path());
-        let mut brands = index.term_facet(&Filter::All, "Brand", &["Price".into()]).unwrap();
+        let mut brands = term_facet(&index, &Filter::All, "Brand", &["Price".into()]);
         brands.sort_by(|a, b| a.term.cmp(&b.term));
         assert_eq!(brands.iter().map(|t| (t.term.as_str(), t.count)).collect::<Vec<_>>(), vec![("canon", 2), ("nikon", 1)]);
         assert_eq!(brands[0].aggregates[0].sum, 400.0);
         assert_eq!((brands[0].aggregates[0].min, brands[0].aggregates[0].max), (Some(100.0), Some(300.0)));
-        let mut tags = index.term_facet(&Filter::All, "Tags", &[]).unwrap();
+        let mut tags = term_facet(&index, &Filter::All, "Tags", &[]);
         tags.sort_by(|a, b| a.term.cmp(&b.term));
         assert_eq!(tags.iter().map(|t| (t.term.as_str(), t.count)).collect::<Vec<_>>(), vec![("a", 1), ("b", 2)]);
         // A field the index lacks aggregates nothing instead of failing the query.
-        let missing = index.term_facet(&Filter::All, "Brand", &["Nope".into()]).unwrap();
+        let missing = term_facet(&index, &Filter::All, "Brand", &["Nope".into()]);
         assert!(missing.iter().all(|t| t.aggregates[0].count == 0 && t.aggregates[0].sum == 0.0));
         let cheap = Filter::Range { field: "Price".into(), lower: None, upper: Some((Value::Long(200), false)) };
-        let only_cheap = index.term_facet(&cheap, "Brand", &[]).unwrap();
+        let only_cheap = term_facet(&index, &cheap, "Brand", &[]);
         assert_eq!(only_cheap.iter().map(|t| t.count).sum::<u64>(), 2);
     }
 
@@ -922,10 +922,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = index(dir.path());
         let below_100 = Filter::Range { field: "Price".into(), lower: None, upper: Some((Value::Long(100), false)) };
-        let (count, aggregates) = index.range_facet(&Filter::All, &below_100, &["Price".into()]).unwrap();
+        let (count, aggregates) = range_facet(&index, &Filter::All, &below_100, &["Price".into()]);
         assert_eq!(count, 2);
         assert_eq!(aggregates[0].sum, 60.5);
         let canon = Filter::Equal { field: "Brand".into(), value: Value::String("canon".into()), exact: false };
-        assert_eq!(index.range_facet(&canon, &below_100, &[]).unwrap().0, 0);
+        assert_eq!(range_facet(&index, &canon, &below_100, &[]).0, 0);
     }
 }
