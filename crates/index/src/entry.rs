@@ -159,7 +159,8 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
                 doc.add_text(field.sort_alnum.field, alphanumeric_key(&term));
             }
             doc.add_text(field.term, &term);
-            if !matches!(value, Json::Null) && term != EMPTY_TERM {
+            // Facets of analyzed fields count the tokens of the search field instead.
+            if !field.analyzed_only && !matches!(value, Json::Null) && term != EMPTY_TERM {
                 doc.add_text(field.facet.field, &term);
             }
             if let Some(exact) = field.exact {
@@ -184,8 +185,9 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
     doc
 }
 
-/// A string of an `Indexing: Search` field: its tokens, for search, equality and facets; the whole value only
-/// as the sort key (sorting an analyzed field has no better meaning).
+/// A string of an `Indexing: Search` field: its tokens, for search, equality and facets (counted from the
+/// search field's postings, see `facets.rs`); the whole value only as the sort key (sorting an analyzed field
+/// has no better meaning).
 fn add_analyzed_only(doc: &mut TantivyDocument, field: &FieldHandles, text: &str, first: bool) {
     if first {
         let term = lower(Cow::Borrowed(clip_term(text)));
@@ -195,21 +197,6 @@ fn add_analyzed_only(doc: &mut TantivyDocument, field: &FieldHandles, text: &str
     if let Some(search) = field.search {
         doc.add_text(search, text);
     }
-    ANALYZERS.with(|analyzers| {
-        let mut analyzers = analyzers.borrow_mut();
-        let analyzer = analyzers.entry(field.analyzer).or_insert_with(|| field.analyzer.build());
-        let mut tokens = analyzer.token_stream(text);
-        // A word repeated in the value is still one entry of its facet value.
-        let mut words: Vec<String> = Vec::new();
-        while let Some(token) = tokens.next() {
-            if !words.contains(&token.text) {
-                words.push(token.text.clone());
-            }
-        }
-        for word in words {
-            doc.add_text(field.facet.field, &word);
-        }
-    });
 }
 
 thread_local! {

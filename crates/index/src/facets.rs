@@ -5,15 +5,25 @@
 //! by term ordinal), and tests its numeric column values against every range. Counting every term and every
 //! range thus costs about what counting the matches costs; nothing runs a query per term or per range. Only
 //! ranges that are not comparisons on numbers (string ranges, `exists`, `or`) run a query of their own.
+//!
+//! Fields indexed for full-text search (`Indexing: Search`) have no facet column: their facet values are the
+//! tokens of the search field. The pass marks the matches in a bitset, and each segment then walks the
+//! postings of every token once, counting the marked entries: the tokens of long texts would make a facet
+//! column as costly to build as the rest of the index.
 
 use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::OnceLock;
 
+use std::sync::Arc;
+
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{Column, StrColumn};
+
+use tantivy::index::InvertedIndexReader;
 use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query};
-use tantivy::{DocId, Executor, Score, Searcher, SegmentOrdinal, SegmentReader};
+use tantivy::schema::{Field, IndexRecordOption};
+use tantivy::{BitSet, DocId, DocSet, Executor, Score, Searcher, SegmentOrdinal, SegmentReader, TERMINATED};
 
 use crate::query_builder::QueryBuilder;
 use crate::{DocumentIndex, Filter, IndexError, Value};
@@ -97,8 +107,31 @@ enum RangeTest {
 
 #[derive(Debug, Clone)]
 enum CompiledFacet {
-    Terms { column: String, aggregate_columns: Vec<Option<String>>, fields: Vec<String> },
-    Ranges { tests: Vec<RangeTest>, aggregate_columns: Vec<Option<String>>, fields: Vec<String> },
+    Terms {
+        column: String,
+        aggregate_columns: Vec<Option<String>>,
+        fields: Vec<String>,
+    },
+    /// Terms of an analyzed field: the tokens of its search field.
+    Tokens {
+        field: Field,
+        aggregate_columns: Vec<Option<String>>,
+        fields: Vec<String>,
+    },
+    Ranges {
+        tests: Vec<RangeTest>,
+        aggregate_columns: Vec<Option<String>>,
+        fields: Vec<String>,
+    },
+}
+
+impl CompiledFacet {
+    /// The fields aggregated per term.
+    fn aggregated_fields(&self) -> &[String] {
+        match self {
+            CompiledFacet::Terms { fields, .. } | CompiledFacet::Tokens { fields, .. } | CompiledFacet::Ranges { fields, .. } => fields,
+        }
+    }
 }
 
 fn empty_aggregates(fields: &[String]) -> Vec<Aggregate> {
@@ -163,6 +196,8 @@ enum SegmentFacet {
         /// Set when every range compares the same column: it is read once per block for all of them.
         shared: Option<SharedColumn>,
     },
+    /// Tokens of an analyzed field: the matches, counted against each token's postings at harvest.
+    Tokens { postings: Arc<InvertedIndexReader>, matched: BitSet, numbers: Vec<Option<Column<f64>>>, fields: Vec<String> },
 }
 
 /// Closed bounds per range (`None`: every match; an empty range has `low > high`) over the one column all
@@ -359,6 +394,8 @@ type SegmentFruit = (u64, Vec<SegmentFacetFruit>);
 
 enum SegmentFacetFruit {
     Terms(Option<StrColumn>, Vec<(u64, u64, Vec<Aggregate>)>),
+    /// (token, count, aggregates) of every token with matches.
+    Tokens(std::io::Result<Vec<(String, u64, Vec<Aggregate>)>>),
     Ranges(Vec<(u64, Vec<Aggregate>)>),
 }
 
@@ -403,8 +440,43 @@ fn collect_one(facet: &mut SegmentFacet, doc: DocId) {
                 }
             }
         }
+        SegmentFacet::Tokens { matched, .. } => {
+            matched.insert(doc);
+        }
         SegmentFacet::Terms { column: None, .. } | SegmentFacet::AggregatedTerms { column: None, .. } => {}
     }
+}
+
+/// Counts the marked entries in the postings of every token of `field` in one segment.
+fn count_tokens(
+    postings: &InvertedIndexReader,
+    matched: &BitSet,
+    numbers: &[Option<Column<f64>>],
+    fields: &[String],
+) -> std::io::Result<Vec<(String, u64, Vec<Aggregate>)>> {
+    let mut out = Vec::new();
+    if matched.len() == 0 {
+        return Ok(out);
+    }
+    let mut terms = postings.terms().stream()?;
+    while terms.advance() {
+        let mut docs = postings.read_postings_from_terminfo(terms.value(), IndexRecordOption::Basic)?;
+        let mut count = 0u64;
+        let mut aggregates = empty_aggregates(fields);
+        let mut doc = docs.doc();
+        while doc != TERMINATED {
+            if matched.contains(doc) {
+                count += 1;
+                aggregate_doc(numbers, doc, &mut aggregates);
+            }
+            doc = docs.advance();
+        }
+        if count > 0 {
+            let token = String::from_utf8_lossy(terms.key()).into_owned();
+            out.push((token, count, aggregates));
+        }
+    }
+    Ok(out)
 }
 
 impl SegmentCollector for SegmentFacets {
@@ -505,6 +577,9 @@ impl SegmentCollector for SegmentFacets {
                     SegmentFacetFruit::Terms(column, per_ord.into_iter().map(|(ord, (n, aggregates))| (ord, n, aggregates)).collect())
                 }
                 SegmentFacet::Ranges { totals, .. } => SegmentFacetFruit::Ranges(totals),
+                SegmentFacet::Tokens { postings, matched, numbers, fields } => {
+                    SegmentFacetFruit::Tokens(count_tokens(&postings, &matched, &numbers, &fields))
+                }
             })
             .collect();
         (self.total, facets)
@@ -533,6 +608,12 @@ impl Collector for FacetCollector {
                         SegmentFacet::AggregatedTerms { column, numbers, per_ord: HashMap::new(), fields: fields.clone() }
                     }
                 }
+                CompiledFacet::Tokens { field, aggregate_columns, fields } => SegmentFacet::Tokens {
+                    postings: reader.inverted_index(*field)?,
+                    matched: BitSet::with_max_value(reader.max_doc()),
+                    numbers: f64_columns(reader, aggregate_columns),
+                    fields: fields.clone(),
+                },
                 CompiledFacet::Ranges { tests, aggregate_columns, fields } => {
                     let ranges: Vec<SegmentRange> = tests
                         .iter()
@@ -575,7 +656,7 @@ impl Collector for FacetCollector {
             .iter()
             .map(|facet| match facet {
                 CompiledFacet::Ranges { tests, fields, .. } => tests.iter().map(|_| (0, empty_aggregates(fields))).collect(),
-                CompiledFacet::Terms { .. } => Vec::new(),
+                CompiledFacet::Terms { .. } | CompiledFacet::Tokens { .. } => Vec::new(),
             })
             .collect();
         let mut text = String::new();
@@ -583,11 +664,19 @@ impl Collector for FacetCollector {
             total += count;
             for (i, facet) in facets.into_iter().enumerate() {
                 match facet {
+                    SegmentFacetFruit::Tokens(tokens) => {
+                        for (token, n, aggregates) in tokens? {
+                            let entry = by_term[i].entry(token.clone()).or_insert_with(|| TermCount {
+                                term: token,
+                                count: 0,
+                                aggregates: empty_aggregates(self.facets[i].aggregated_fields()),
+                            });
+                            entry.count += n;
+                            merge_aggregates(&mut entry.aggregates, &aggregates);
+                        }
+                    }
                     SegmentFacetFruit::Terms(Some(column), counts) => {
-                        let fields = match &self.facets[i] {
-                            CompiledFacet::Terms { fields, .. } => fields.as_slice(),
-                            CompiledFacet::Ranges { .. } => &[],
-                        };
+                        let fields = self.facets[i].aggregated_fields();
                         for (ord, n, aggregates) in counts {
                             text.clear();
                             if !column.ord_to_str(ord, &mut text)? {
@@ -617,7 +706,7 @@ impl Collector for FacetCollector {
             .iter()
             .zip(by_term.into_iter().zip(range_totals))
             .map(|(facet, (terms, ranges))| match facet {
-                CompiledFacet::Terms { .. } => FacetCounts::Terms(terms.into_values().collect()),
+                CompiledFacet::Terms { .. } | CompiledFacet::Tokens { .. } => FacetCounts::Terms(terms.into_values().collect()),
                 CompiledFacet::Ranges { .. } => FacetCounts::Ranges(ranges),
             })
             .collect();
@@ -630,6 +719,12 @@ impl DocumentIndex {
         let (_, handles) =
             self.schema.field(path).ok_or_else(|| IndexError::InvalidQuery(format!("field '{path}' is not in the index")))?;
         Ok(pick(handles).name.clone())
+    }
+
+    /// The search field of an `Indexing: Search` field, whose tokens are its facet values.
+    fn analyzed_search_field(&self, path: &str) -> Option<Field> {
+        let (_, handles) = self.schema.field(path)?;
+        handles.search.filter(|_| handles.analyzed_only)
     }
 
     /// Numeric columns of aggregated fields; a field the index does not have aggregates nothing (as in
@@ -683,6 +778,11 @@ impl DocumentIndex {
 
     fn compile_facet(&self, request: &FacetRequest<'_>) -> Result<CompiledFacet, IndexError> {
         Ok(match *request {
+            FacetRequest::Terms { field, aggregate_fields } if self.analyzed_search_field(field).is_some() => CompiledFacet::Tokens {
+                field: self.analyzed_search_field(field).expect("checked"),
+                aggregate_columns: self.aggregate_column_names(aggregate_fields),
+                fields: aggregate_fields.to_vec(),
+            },
             FacetRequest::Terms { field, aggregate_fields } => CompiledFacet::Terms {
                 column: self.column_name(field, |h| &h.facet)?,
                 aggregate_columns: self.aggregate_column_names(aggregate_fields),
@@ -826,6 +926,28 @@ mod tests {
         let cheap = Filter::Range { field: "Price".into(), lower: None, upper: Some((Value::Long(200), false)) };
         let only_cheap = term_facet(&index, &cheap, "Brand", &[]);
         assert_eq!(only_cheap.iter().map(|t| t.count).sum::<u64>(), 2);
+    }
+
+    /// Facets of an `Indexing: Search` field count each entry once per distinct token, with aggregates,
+    /// over the filter's matches only, across segments.
+    #[test]
+    fn token_facets_of_analyzed_fields_count_entries_per_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let title = FieldSpec { search: true, analyzed_only: true, ..FieldSpec::new("Title") };
+        let index = DocumentIndex::open_or_create(dir.path(), &IndexSpec { fields: vec![title, FieldSpec::new("Price")] }).unwrap();
+        let doc = |k: &str, title: &str, price: i64| MappedDocument { key: k.into(), body: json!({"Title": title, "Price": price}) };
+        index.apply(&[doc("p/1", "Fast fast Database", 10), doc("p/2", "fast index", 20)], &[], 2).unwrap();
+        index.apply(&[doc("p/3", "the Database", 40), doc("p/2", "slow index", 30)], &[], 4).unwrap();
+        let mut words = term_facet(&index, &Filter::All, "Title", &["Price".into()]);
+        words.sort_by(|a, b| a.term.cmp(&b.term));
+        let counts: Vec<(&str, u64, f64)> = words.iter().map(|t| (t.term.as_str(), t.count, t.aggregates[0].sum)).collect();
+        // "the" is a stop word; p/2's old title is gone.
+        assert_eq!(counts, vec![("database", 2, 50.0), ("fast", 1, 10.0), ("index", 1, 30.0), ("slow", 1, 30.0)]);
+        let cheap = Filter::Range { field: "Price".into(), lower: None, upper: Some((Value::Long(35), false)) };
+        let mut cheap_words = term_facet(&index, &cheap, "Title", &[]);
+        cheap_words.sort_by(|a, b| a.term.cmp(&b.term));
+        let counts: Vec<(&str, u64)> = cheap_words.iter().map(|t| (t.term.as_str(), t.count)).collect();
+        assert_eq!(counts, vec![("database", 1), ("fast", 1), ("index", 1), ("slow", 1)]);
     }
 
     /// The one-pass counts equal what running each range as a query counts, for long and double bounds,
