@@ -1,8 +1,8 @@
 //! [`DocumentIndex`]: one tantivy index in its own directory, written by one writer, read through snapshots.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -22,9 +22,17 @@ use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
 /// `Corrupted` so the engine rebuilds it.
 const FORMAT_VERSION: u32 = 3;
-/// One indexing thread per index: the engine runs one indexing loop per index, and many indexes share a machine.
+/// One indexing thread per index while it keeps up with writes: the engine runs one indexing loop per index,
+/// many indexes share a machine, and one thread makes one segment per commit.
 const WRITER_THREADS: usize = 1;
+/// Memory of each indexing thread before it writes a segment.
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Indexing threads while an index catches up with many documents (a build from cold, a reset): tantivy's
+/// indexing thread is then the bottleneck of the whole build, and the machine's other cores are free.
+fn bulk_writer_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
+}
 /// Background segment merges; tantivy's default of 4 per index adds up with many indexes.
 const MERGE_THREADS: usize = 1;
 /// Pages reaching past this many entries take the general sort path (see `collect`).
@@ -46,12 +54,31 @@ pub struct DocumentIndex {
     spec: IndexSpec,
     pub(crate) schema: IndexSchema,
     pub(crate) reader: IndexReader,
-    writer: Mutex<IndexWriter<TantivyDocument>>,
+    index: Index,
+    writer: Mutex<Writer>,
+    /// Whether the next batches are part of a bulk catch-up (see [`DocumentIndex::set_bulk`]).
+    bulk: AtomicBool,
     last_etag: AtomicU64,
     directory: SoftSyncDirectory,
     last_checkpoint: Mutex<Instant>,
     /// The background checkpoint in progress, if any: its fsyncs must not hold up the indexing thread.
     checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// The tantivy writer and its thread count; `None` between dropping a writer and opening its successor
+/// (tantivy allows one writer per index at a time).
+struct Writer {
+    tantivy: Option<IndexWriter<TantivyDocument>>,
+    threads: usize,
+}
+
+fn open_writer(index: &Index, threads: usize) -> Result<IndexWriter<TantivyDocument>, IndexError> {
+    let options = IndexWriterOptions::builder()
+        .num_worker_threads(threads)
+        .num_merge_threads(MERGE_THREADS)
+        .memory_budget_per_thread(WRITER_MEMORY_BYTES)
+        .build();
+    Ok(index.writer_with_options(options)?)
 }
 
 impl std::fmt::Debug for DocumentIndex {
@@ -65,6 +92,103 @@ impl Drop for DocumentIndex {
     fn drop(&mut self) {
         if let Some(running) = self.checkpointer.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
             let _ = running.join();
+        }
+    }
+}
+
+/// Changes to a [`DocumentIndex`] on their way to one commit (see [`DocumentIndex::batch`]).
+pub struct IndexBatch<'a> {
+    index: &'a DocumentIndex,
+    writer: MutexGuard<'a, Writer>,
+    /// The index as last committed: only this batch writes, and every commit reloads the reader.
+    searcher: Searcher,
+    /// Keys added in this batch.
+    added: std::collections::HashSet<String>,
+    entries: usize,
+    deletes: usize,
+    started: Instant,
+    /// Operations were sent to tantivy and not committed: dropping the batch must roll them back.
+    pending: bool,
+}
+
+impl IndexBatch<'_> {
+    fn tantivy(&mut self) -> &mut IndexWriter<TantivyDocument> {
+        self.writer.tantivy.as_mut().expect("a batch holds an open writer")
+    }
+
+    /// Whether the last commit holds an entry with this key term.
+    fn indexed(&self, term: &Term) -> Result<bool, IndexError> {
+        Ok(self.searcher.doc_freq(term)? > 0)
+    }
+
+    /// Removes the entry of `key`, if any (entries added earlier in this batch included).
+    pub fn delete(&mut self, key: &str) -> Result<(), IndexError> {
+        let term = Term::from_field_text(self.index.schema.key, key);
+        // A delete makes tantivy open a reader on every segment at commit, a cost that grows with the
+        // index, so keys the index has never seen (new documents) are not deleted.
+        if self.added.contains(key) || self.indexed(&term)? {
+            self.pending = true;
+            self.tantivy().delete_term(term);
+            self.deletes += 1;
+        }
+        Ok(())
+    }
+
+    /// Adds `entry`, replacing the entry of its key.
+    pub fn upsert(&mut self, entry: &MappedDocument) -> Result<(), IndexError> {
+        let term = Term::from_field_text(self.index.schema.key, &entry.key);
+        // Deletes only affect entries added before them, so a key repeated in the batch keeps its last version.
+        let repeated = !self.added.insert(entry.key.clone());
+        self.pending = true;
+        if repeated || self.indexed(&term)? {
+            self.tantivy().delete_term(term);
+        }
+        let document = build_document(&self.index.schema, entry);
+        self.tantivy().add_document(document)?;
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Commits the batch with `last_etag` as the commit payload and reloads the reader; on error nothing of
+    /// the batch is committed. The commit is visible at once and survives a process crash; it is fsynced by
+    /// the next checkpoint.
+    pub fn commit(mut self, last_etag: u64) -> Result<(), IndexError> {
+        let index = self.index;
+        let payload = CommitPayload { format: FORMAT_VERSION, last_etag, spec: index.spec.clone() };
+        self.pending = true;
+        let committed = (|| -> Result<(), IndexError> {
+            let mut prepared = self.tantivy().prepare_commit()?;
+            prepared.set_payload(&serde_json::to_string(&payload).expect("payload serializes"));
+            prepared.commit()?;
+            Ok(())
+        })();
+        // On error, dropping `self` rolls the batch back.
+        committed?;
+        self.pending = false;
+        let (started, entries, deletes) = (self.started, self.entries, self.deletes);
+        drop(self);
+        let commit_took = started.elapsed();
+        index.last_etag.store(last_etag, AtomicOrdering::Release);
+        index.reader.reload()?;
+        tracing::debug!(
+            dir = %index.dir.display(),
+            entries,
+            deletes,
+            commit_ms = commit_took.as_secs_f64() * 1e3,
+            reload_ms = (started.elapsed() - commit_took).as_secs_f64() * 1e3,
+            segments = index.reader.searcher().segment_readers().len(),
+            "index batch committed"
+        );
+        index.checkpoint_if_due()
+    }
+}
+
+impl Drop for IndexBatch<'_> {
+    fn drop(&mut self) {
+        if self.pending {
+            if let Err(e) = self.tantivy().rollback() {
+                tracing::warn!(dir = %self.index.dir.display(), error = %e, "index rollback failed");
+            }
         }
     }
 }
@@ -118,19 +242,16 @@ impl DocumentIndex {
             (Index::create(directory.clone(), schema.schema.clone(), Default::default())?, 0, true)
         };
         register_analyzers(&index);
-        let options = IndexWriterOptions::builder()
-            .num_worker_threads(WRITER_THREADS)
-            .num_merge_threads(MERGE_THREADS)
-            .memory_budget_per_thread(WRITER_MEMORY_BYTES)
-            .build();
-        let writer = index.writer_with_options(options)?;
+        let writer = Writer { tantivy: Some(open_writer(&index, WRITER_THREADS)?), threads: WRITER_THREADS };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let this = DocumentIndex {
             dir: dir.to_path_buf(),
             spec: spec.clone(),
             schema,
             reader,
+            index,
             writer: Mutex::new(writer),
+            bulk: AtomicBool::new(false),
             last_etag: AtomicU64::new(last_etag),
             directory,
             last_checkpoint: Mutex::new(Instant::now()),
@@ -145,6 +266,12 @@ impl DocumentIndex {
 
     pub(crate) fn spec_fields(&self) -> &[crate::FieldSpec] {
         &self.spec.fields
+    }
+
+    /// Whether the coming batches catch up with many documents (more indexing threads, bigger segments) or
+    /// keep up with new writes (one thread, one segment per commit). Takes effect at the next batch.
+    pub fn set_bulk(&self, bulk: bool) {
+        self.bulk.store(bulk, AtomicOrdering::Relaxed);
     }
 
     pub fn last_indexed_etag(&self) -> u64 {
@@ -198,63 +325,38 @@ impl DocumentIndex {
     /// payload and reloads the reader. On error nothing of the batch is committed. The commit is visible at
     /// once and survives a process crash; it is fsynced by the next checkpoint.
     pub fn apply(&self, upserts: &[MappedDocument], deletes: &[String], last_etag: u64) -> Result<(), IndexError> {
-        let started = Instant::now();
-        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let result = self.write_batch(&mut writer, upserts, deletes, last_etag);
-        if result.is_err() {
-            if let Err(e) = writer.rollback() {
-                tracing::warn!(dir = %self.dir.display(), error = %e, "index rollback failed");
-            }
-            return result;
+        let mut batch = self.batch()?;
+        for key in deletes {
+            batch.delete(key)?;
         }
-        drop(writer);
-        let committed = started.elapsed();
-        self.last_etag.store(last_etag, AtomicOrdering::Release);
-        self.reader.reload()?;
-        tracing::debug!(
-            dir = %self.dir.display(),
-            entries = upserts.len(),
-            deletes = deletes.len(),
-            commit_ms = committed.as_secs_f64() * 1e3,
-            reload_ms = (started.elapsed() - committed).as_secs_f64() * 1e3,
-            segments = self.reader.searcher().segment_readers().len(),
-            "index batch committed"
-        );
-        self.checkpoint_if_due()
+        for entry in upserts {
+            batch.upsert(entry)?;
+        }
+        batch.commit(last_etag)
     }
 
-    fn write_batch(
-        &self,
-        writer: &mut IndexWriter<TantivyDocument>,
-        upserts: &[MappedDocument],
-        deletes: &[String],
-        last_etag: u64,
-    ) -> Result<(), IndexError> {
-        // A delete makes tantivy open a reader on every segment at commit, a cost that grows with the index,
-        // so keys the index has never seen (new documents) are not deleted. The reader is current: this is the
-        // only writer and every commit reloads it.
-        let searcher = self.reader.searcher();
-        let indexed = |term: &Term| searcher.doc_freq(term).map(|n| n > 0);
-        for key in deletes {
-            let term = Term::from_field_text(self.schema.key, key);
-            if indexed(&term)? {
-                writer.delete_term(term);
-            }
+    /// Starts a batch of changes: entries go to tantivy's indexing threads as they are added, so the caller
+    /// can map the next document while the last one is indexed. Holds the writer until committed or dropped
+    /// (dropping rolls the batch back).
+    pub fn batch(&self) -> Result<IndexBatch<'_>, IndexError> {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let threads = if self.bulk.load(AtomicOrdering::Relaxed) { bulk_writer_threads() } else { WRITER_THREADS };
+        if writer.threads != threads || writer.tantivy.is_none() {
+            // No batch is pending between batches, so the writer can be replaced here.
+            writer.tantivy = None;
+            writer.tantivy = Some(open_writer(&self.index, threads)?);
+            writer.threads = threads;
         }
-        let mut added = std::collections::HashSet::with_capacity(upserts.len());
-        for entry in upserts {
-            let term = Term::from_field_text(self.schema.key, &entry.key);
-            // Deletes only affect documents added before them, so a key repeated in the batch keeps its last version.
-            if !added.insert(entry.key.as_str()) || indexed(&term)? {
-                writer.delete_term(term);
-            }
-            writer.add_document(build_document(&self.schema, entry))?;
-        }
-        let payload = CommitPayload { format: FORMAT_VERSION, last_etag, spec: self.spec.clone() };
-        let mut prepared = writer.prepare_commit()?;
-        prepared.set_payload(&serde_json::to_string(&payload).expect("payload serializes"));
-        prepared.commit()?;
-        Ok(())
+        Ok(IndexBatch {
+            index: self,
+            writer,
+            searcher: self.reader.searcher(),
+            added: std::collections::HashSet::new(),
+            entries: 0,
+            deletes: 0,
+            started: Instant::now(),
+            pending: false,
+        })
     }
 
     pub fn entries_count(&self) -> u64 {

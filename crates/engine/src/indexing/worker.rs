@@ -244,18 +244,24 @@ fn checkpoint(handle: &IndexHandle, stopping: bool) {
     }
 }
 
-/// Runs a static index's maps; documents without entries (or whose map failed) go to `unmapped`, so their
-/// old entries are removed. A failing document is an indexing error of that document only.
+/// What mapping made of one document for a search index.
+enum Mapped {
+    Entry(MappedDocument),
+    /// No entries (or the map failed): the document's old entry goes.
+    Nothing(String),
+}
+
+/// Runs a static index's maps, handing each document's outcome to `emit` as soon as it is mapped. A
+/// failing document is an indexing error of that document only.
 fn map_static(
     handle: &IndexHandle,
     program: &Mapper,
     snapshot: &ReadTxn<'_>,
     records: Vec<corvid_storage::DocumentRecord>,
-    unmapped: &mut Vec<String>,
     references: &mut Vec<(String, Vec<String>)>,
-) -> Vec<MappedDocument> {
+    emit: &mut dyn FnMut(Mapped) -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
     let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
-    let mut mapped = Vec::with_capacity(records.len());
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         let mapped_entries = program.map_document(&record, &mut host);
@@ -264,19 +270,19 @@ fn map_static(
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
                 if entries.is_empty() {
-                    unmapped.push(id_key(&record.id));
+                    emit(Mapped::Nothing(id_key(&record.id)))?;
                 } else {
-                    mapped.push(MappedDocument { key: id_key(&record.id), body: merge_entries(entries) });
+                    emit(Mapped::Entry(MappedDocument { key: id_key(&record.id), body: merge_entries(entries) }))?;
                 }
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
                 handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
-                unmapped.push(id_key(&record.id));
+                emit(Mapped::Nothing(id_key(&record.id)))?;
             }
         }
     }
-    mapped
+    Ok(())
 }
 
 /// Maps documents for a static map-reduce index: each document's entries under their reduce keys (None
@@ -319,15 +325,19 @@ fn map_for_reduce(
     changes
 }
 
-/// Parses each document's body; a body that is not JSON is an indexing error of that document only.
-fn map_documents(handle: &IndexHandle, records: Vec<corvid_storage::DocumentRecord>) -> Vec<MappedDocument> {
-    let mut mapped = Vec::with_capacity(records.len());
+/// Parses each document's body, handing it to `emit`; a body that is not JSON is an indexing error of that
+/// document only.
+fn parse_documents(
+    handle: &IndexHandle,
+    records: Vec<corvid_storage::DocumentRecord>,
+    emit: &mut dyn FnMut(MappedDocument) -> Result<(), EngineError>,
+) -> Result<(), EngineError> {
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         match serde_json::from_str(&record.body) {
             Ok(body) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
-                mapped.push(MappedDocument { key: id_key(&record.id), body });
+                emit(MappedDocument { key: id_key(&record.id), body })?;
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
@@ -335,7 +345,7 @@ fn map_documents(handle: &IndexHandle, records: Vec<corvid_storage::DocumentReco
             }
         }
     }
-    mapped
+    Ok(())
 }
 
 /// A document's contribution to a map-reduce index: its reduce key (the JSON array of its group values)
@@ -465,22 +475,35 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
     let mut reference_changes: Vec<(String, Vec<String>)> = deletes.iter().map(|d| (d.clone(), Vec::new())).collect();
     let indexed = match &handle.index {
         IndexBackend::Search(index) => {
-            let upserts = match mapper {
-                Mapper::Paths => map_documents(handle, records),
-                static_mapper => map_static(handle, static_mapper, &snapshot, records, &mut deletes, &mut reference_changes),
-            };
+            let failed = |e: corvid_index::IndexError| EngineError::Internal(format!("index {}: {e}", definition.name));
+            index.set_bulk(batch == CATCH_UP_BATCH);
+            // Entries go to tantivy as they are mapped, so mapping and indexing overlap.
+            let mut writes = index.batch().map_err(failed)?;
+            // Tombstones first: a document deleted and then written again in this batch stays.
+            for key in &deletes {
+                writes.delete(key).map_err(failed)?;
+            }
+            let mut changed = !deletes.is_empty();
+            match mapper {
+                Mapper::Paths => parse_documents(handle, records, &mut |entry| {
+                    changed = true;
+                    writes.upsert(&entry).map_err(failed)
+                })?,
+                static_mapper => map_static(handle, static_mapper, &snapshot, records, &mut reference_changes, &mut |outcome| {
+                    changed = true;
+                    match outcome {
+                        Mapped::Entry(entry) => writes.upsert(&entry),
+                        Mapped::Nothing(key) => writes.delete(&key),
+                    }
+                    .map_err(failed)
+                })?,
+            }
             drop(snapshot);
             if let Some(references) = &handle.references {
                 references.apply(&reference_changes)?;
             }
-            // A document deleted and then written again in this batch stays.
-            if !deletes.is_empty() && !upserts.is_empty() {
-                let written: std::collections::HashSet<&str> = upserts.iter().map(|u| u.key.as_str()).collect();
-                deletes.retain(|d| !written.contains(d.as_str()));
-            }
-            let changed = !upserts.is_empty() || !deletes.is_empty();
             if changed {
-                index.apply(&upserts, &deletes, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
+                writes.commit(cut).map_err(failed)?;
             }
             changed
         }
@@ -525,6 +548,7 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                         upserts.push(MappedDocument { key, body: merge_entries(entries) });
                     }
                 }
+                results.set_bulk(batch == CATCH_UP_BATCH);
                 results.apply(&upserts, &removed, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
                 if let (Some(output), Some(output_changes)) = (&handle.output, output_changes) {
                     if let Err(e) = output.apply(merger, output_changes) {
@@ -540,10 +564,11 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
             drop(snapshot);
             // Deletes first, so a document deleted and written again in this batch keeps its new output.
             let mut changes: Vec<(String, Option<MapOutput>)> = deletes.into_iter().map(|d| (d, None)).collect();
-            for document in map_documents(handle, records) {
+            parse_documents(handle, records, &mut |document| {
                 let output = reduce_output(definition, &document.body);
                 changes.push((document.key, Some(output)));
-            }
+                Ok(())
+            })?;
             let changed = !changes.is_empty();
             if changed {
                 store.apply(&changes, cut)?;
