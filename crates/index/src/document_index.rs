@@ -27,6 +27,8 @@ const FORMAT_VERSION: u32 = 3;
 const WRITER_THREADS: usize = 1;
 /// Memory of each indexing thread before it writes a segment.
 const WRITER_MEMORY_BYTES: usize = 64 * 1024 * 1024;
+/// The same while catching up: bigger segments, fewer merges after the build.
+const BULK_WRITER_MEMORY_BYTES: usize = 128 * 1024 * 1024;
 
 /// Indexing threads while an index catches up with many documents (a build from cold, a reset): tantivy's
 /// indexing thread is then the bottleneck of the whole build, and the machine's other cores are free.
@@ -69,14 +71,18 @@ pub struct DocumentIndex {
 /// (tantivy allows one writer per index at a time).
 struct Writer {
     tantivy: Option<IndexWriter<TantivyDocument>>,
-    threads: usize,
+    /// Opened for catching up (see [`DocumentIndex::set_bulk`]).
+    bulk: bool,
+    /// Whether the writer's merge threads were given their lower priority (`merge_priority.rs`); done at the
+    /// first batch, since a new thread names itself only once it runs.
+    merges_lowered: bool,
 }
 
-fn open_writer(index: &Index, threads: usize) -> Result<IndexWriter<TantivyDocument>, IndexError> {
+fn open_writer(index: &Index, threads: usize, bulk: bool) -> Result<IndexWriter<TantivyDocument>, IndexError> {
     let options = IndexWriterOptions::builder()
         .num_worker_threads(threads)
         .num_merge_threads(MERGE_THREADS)
-        .memory_budget_per_thread(WRITER_MEMORY_BYTES)
+        .memory_budget_per_thread(if bulk { BULK_WRITER_MEMORY_BYTES } else { WRITER_MEMORY_BYTES })
         .build();
     Ok(index.writer_with_options(options)?)
 }
@@ -242,7 +248,7 @@ impl DocumentIndex {
             (Index::create(directory.clone(), schema.schema.clone(), Default::default())?, 0, true)
         };
         register_analyzers(&index);
-        let writer = Writer { tantivy: Some(open_writer(&index, WRITER_THREADS)?), threads: WRITER_THREADS };
+        let writer = Writer { tantivy: Some(open_writer(&index, WRITER_THREADS, false)?), bulk: false, merges_lowered: false };
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into()?;
         let this = DocumentIndex {
             dir: dir.to_path_buf(),
@@ -340,12 +346,17 @@ impl DocumentIndex {
     /// (dropping rolls the batch back).
     pub fn batch(&self) -> Result<IndexBatch<'_>, IndexError> {
         let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let threads = if self.bulk.load(AtomicOrdering::Relaxed) { bulk_writer_threads() } else { WRITER_THREADS };
-        if writer.threads != threads || writer.tantivy.is_none() {
+        let bulk = self.bulk.load(AtomicOrdering::Relaxed);
+        if writer.bulk != bulk || writer.tantivy.is_none() {
             // No batch is pending between batches, so the writer can be replaced here.
+            let threads = if bulk { bulk_writer_threads() } else { WRITER_THREADS };
             writer.tantivy = None;
-            writer.tantivy = Some(open_writer(&self.index, threads)?);
-            writer.threads = threads;
+            writer.tantivy = Some(open_writer(&self.index, threads, bulk)?);
+            writer.bulk = bulk;
+            writer.merges_lowered = false;
+        } else if !writer.merges_lowered {
+            crate::merge_priority::lower_merge_threads();
+            writer.merges_lowered = true;
         }
         Ok(IndexBatch {
             index: self,

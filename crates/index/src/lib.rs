@@ -8,6 +8,7 @@
 mod document_index;
 mod entry;
 mod facets;
+mod merge_priority;
 mod query_builder;
 mod schema;
 mod soft_sync;

@@ -26,9 +26,13 @@ use crate::EngineError;
 /// Documents per tantivy commit when keeping up with writes: small enough that new writes become visible
 /// quickly.
 const BATCH: usize = 8192;
-/// Documents per commit while far behind (a new index over existing data): a commit costs fsyncs and a new
-/// segment, so catching up commits rarely.
-const CATCH_UP_BATCH: usize = 65_536;
+/// Documents per commit while behind by more than [`CATCH_UP_AFTER`] (a new index over existing data): every
+/// commit ends a segment per indexing thread and small segments cost merges, so catching up commits rarely.
+const CATCH_UP_BATCH: usize = 262_144;
+const CATCH_UP_AFTER: u64 = 65_536;
+/// Document bytes read into one batch at most: a batch of large documents ends early rather than holding
+/// gigabytes in memory.
+const BATCH_BYTES: usize = 128 << 20;
 
 /// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
 /// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
@@ -434,13 +438,15 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
     }
     *handle.status.lock() = format!("Indexing documents after etag {from}");
     let definition = &handle.definition;
-    let batch = if last_etag - from > CATCH_UP_BATCH as u64 { CATCH_UP_BATCH } else { BATCH };
+    let batch = if last_etag - from > CATCH_UP_AFTER { CATCH_UP_BATCH } else { BATCH };
     let mut records = Vec::new();
     let mut cut = last_etag;
+    let mut bytes = 0;
     let mut visit = |record: corvid_storage::DocumentRecord| {
         let etag = record.etag;
+        bytes += record.body.len();
         records.push(record);
-        if records.len() >= batch {
+        if records.len() >= batch || bytes >= BATCH_BYTES {
             cut = etag;
             return false;
         }

@@ -1,0 +1,76 @@
+//! Background segment merges run at a lower CPU priority than everything else. A merge of large segments
+//! takes seconds of CPU; at normal priority it competes with the indexing threads and the requests, and under
+//! a steady stream of updates that shows as seconds of write-to-visible lag. Merges only need the CPU that is
+//! left over: the merge policy catches up when the machine is idle.
+//!
+//! tantivy names its merge threads `merge_thread_<n>` and offers no hook to set their priority, so after a
+//! writer is opened every thread of the process with that name is given a higher nice value (Linux: per
+//! thread). Lowering a priority needs no privilege, and doing it again is harmless.
+
+/// Nice value of merge threads (0 is normal, 19 the lowest); at 10 a busy merge gets about a tenth of the
+/// CPU share of a normal thread.
+const MERGE_NICE: i32 = 10;
+const MERGE_THREAD_PREFIX: &str = "merge_thread";
+
+/// Gives every tantivy merge thread of this process [`MERGE_NICE`]. Failures (no `/proc`, a thread that
+/// just ended) leave that thread at normal priority.
+pub(crate) fn lower_merge_threads() {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return };
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse::<u32>().ok()) else { continue };
+        let Ok(name) = std::fs::read_to_string(task.path().join("comm")) else { continue };
+        if name.starts_with(MERGE_THREAD_PREFIX) {
+            set_nice(tid, MERGE_NICE);
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn set_nice(tid: u32, nice: i32) {
+    // SAFETY: setpriority only reads its integer arguments; on Linux PRIO_PROCESS with a thread id sets the
+    // nice value of that one thread.
+    #[allow(unsafe_code)]
+    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) };
+    if result != 0 {
+        tracing::debug!(tid, error = %std::io::Error::last_os_error(), "could not lower a merge thread's priority");
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_nice(_tid: u32, _nice: i32) {}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    /// A thread named like tantivy's merge threads gets the merge nice value; other threads keep theirs.
+    #[test]
+    fn merge_threads_get_a_lower_priority() {
+        let nice_of = |tid: u32| -> i64 {
+            let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+            // Fields after the parenthesised name; nice is the 19th field of the line.
+            let rest = &stat[stat.rfind(')').unwrap() + 2..];
+            rest.split(' ').nth(16).unwrap().parse().unwrap()
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let merge = std::thread::Builder::new()
+            .name("merge_thread_42".into())
+            .spawn(move || {
+                // SAFETY: gettid has no arguments.
+                #[allow(unsafe_code)]
+                let tid = unsafe { libc::gettid() } as u32;
+                tx.send(tid).unwrap();
+                done_rx.recv().unwrap();
+            })
+            .unwrap();
+        let tid = rx.recv().unwrap();
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        let own = unsafe { libc::gettid() } as u32;
+        let own_before = nice_of(own);
+        super::lower_merge_threads();
+        assert_eq!(nice_of(tid), i64::from(super::MERGE_NICE).max(own_before));
+        assert_eq!(nice_of(own), own_before);
+        done_tx.send(()).unwrap();
+        merge.join().unwrap();
+    }
+}
