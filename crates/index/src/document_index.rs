@@ -21,7 +21,7 @@ use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey
 
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
 /// `Corrupted` so the engine rebuilds it.
-const FORMAT_VERSION: u32 = 3;
+const FORMAT_VERSION: u32 = 4;
 /// One indexing thread per index while it keeps up with writes: the engine runs one indexing loop per index,
 /// many indexes share a machine, and one thread makes one segment per commit.
 const WRITER_THREADS: usize = 1;
@@ -452,6 +452,8 @@ impl DocumentIndex {
                 .ok_or_else(|| IndexError::InvalidQuery(format!("cannot sort by '{}': the field is not indexed", key.field)))?;
             match key.kind {
                 SortKind::String => KeySource::Str(field.sort_string.name.clone()),
+                // Analyzed fields keep one short sort key (see `entry::add_analyzed_only`).
+                SortKind::AlphaNumeric if field.analyzed_only => KeySource::Str(field.sort_string.name.clone()),
                 SortKind::AlphaNumeric => KeySource::Str(field.sort_alnum.name.clone()),
                 SortKind::Long => KeySource::Numeric(field.sort_long.name.clone()),
                 SortKind::Double => KeySource::Numeric(field.sort_double.name.clone()),

@@ -55,7 +55,8 @@ pub struct FieldSpec {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub case_sensitive: bool,
     /// `Indexing: Search` of a static index: strings are indexed only as the analyzer's tokens, as RavenDB's
-    /// analyzed Lucene field. Equality, ranges and facets see the tokens; there is no whole-value term.
+    /// analyzed Lucene field. Equality, ranges and facets see the tokens; there is no whole-value term, and
+    /// sorts (string or alphanumeric) compare the first 32 bytes of the lower-cased value.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub analyzed_only: bool,
 }

@@ -12,11 +12,13 @@
 //! | `f{i}_s`      | the value through the search analyzer (only with `search`)            | positions, BM25         |
 //! | `f{i}_l`      | numbers as i64 (doubles truncated)                                    | indexed i64             |
 //! | `f{i}_d`      | numbers as f64                                                        | indexed f64             |
-//! | `f{i}_ss`     | first term of the entry, for string sorts                             | fast str, single value  |
-//! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order                   | fast str, single value  |
+//! | `f{i}_ss`     | first term of the entry, for string sorts (`Search` fields: the first  | fast str, single value  |
+//! |               | 32 bytes of the lower-cased value, for alphanumeric sorts too)         |                         |
+//! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order (not `Search`)    | fast str, single value  |
 //! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
 //! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
 //! | `f{i}_fv`     | every lower-cased term (not null/empty markers), for facet counts     | fast str, multi-valued  |
+//! |               | (not `Search` fields: their facets count the `_s` postings)          |                         |
 //! | `f{i}_lat`    | spatial fields: each point's latitude (degrees)                        | fast f64, multi-valued  |
 //! | `f{i}_lng`    | spatial fields: each point's longitude, same order as `_lat`           | fast f64, multi-valued  |
 //! | `f{i}_wkt`    | spatial fields: every other shape, as WKT                              | fast bytes, multi-valued|
@@ -242,10 +244,15 @@ pub(crate) fn register_analyzers(index: &Index) {
 
 /// Cuts `s` to at most [`MAX_TERM_BYTES`] bytes at a char boundary.
 pub(crate) fn clip_term(s: &str) -> &str {
-    if s.len() <= MAX_TERM_BYTES {
+    clip_to(s, MAX_TERM_BYTES)
+}
+
+/// Cuts `s` to at most `max` bytes at a char boundary.
+pub(crate) fn clip_to(s: &str, max: usize) -> &str {
+    if s.len() <= max {
         return s;
     }
-    let mut end = MAX_TERM_BYTES;
+    let mut end = max;
     while !s.is_char_boundary(end) {
         end -= 1;
     }

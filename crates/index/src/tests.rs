@@ -414,3 +414,30 @@ fn sorting_over_segments_where_the_sort_field_is_absent() {
         }
     }
 }
+
+/// A `Search` field sorts by the start of its lower-cased value, for string and alphanumeric sorts alike.
+#[test]
+fn analyzed_fields_sort_by_the_start_of_their_value() {
+    let dir = TempDir::new().unwrap();
+    let text = FieldSpec { search: true, analyzed_only: true, ..FieldSpec::new("Text") };
+    let index = DocumentIndex::open_or_create(dir.path(), &IndexSpec { fields: vec![text] }).unwrap();
+    let long = |start: &str| format!("{start} {}", "filler words that run past the sort key ".repeat(3));
+    index
+        .apply(
+            &[
+                doc("d/1", json!({"Text": long("Banana split")})),
+                doc("d/2", json!({"Text": "apple"})),
+                doc("d/3", json!({"Text": long("cherry pie")})),
+                doc("d/4", json!({"Text": ["Aardvark", "zebra"]})),
+            ],
+            &[],
+            4,
+        )
+        .unwrap();
+    for kind in [SortKind::String, SortKind::AlphaNumeric] {
+        let sorted = index.search(&Filter::All, &[by("Text", kind.clone(), false)], 0, 10).unwrap().keys;
+        assert_eq!(sorted, vec!["d/4", "d/2", "d/1", "d/3"], "{kind:?}");
+        let reversed = index.search(&Filter::All, &[by("Text", kind, true)], 0, 10).unwrap().keys;
+        assert_eq!(reversed, vec!["d/3", "d/1", "d/2", "d/4"]);
+    }
+}
