@@ -435,7 +435,7 @@ fn analyzed_fields_sort_by_the_start_of_their_value() {
         )
         .unwrap();
     for kind in [SortKind::String, SortKind::AlphaNumeric] {
-        let sorted = index.search(&Filter::All, &[by("Text", kind.clone(), false)], 0, 10).unwrap().keys;
+        let sorted = index.search(&Filter::All, &[by("Text", kind, false)], 0, 10).unwrap().keys;
         assert_eq!(sorted, vec!["d/4", "d/2", "d/1", "d/3"], "{kind:?}");
         let reversed = index.search(&Filter::All, &[by("Text", kind, true)], 0, 10).unwrap().keys;
         assert_eq!(reversed, vec!["d/3", "d/1", "d/2", "d/4"]);
