@@ -138,6 +138,9 @@ pub struct LinqIndex {
     /// The reduce's group key: the variable it binds and the key expression.
     group_key: Option<(String, Expr)>,
     budget: u64,
+    /// Whether a map can see the document's metadata (`MetadataFor`, `AsJson`, `doc["@metadata"]`); if
+    /// not, callers need not build it.
+    reads_metadata: bool,
 }
 
 fn label_err(mut e: LinqError, label: &str) -> LinqError {
@@ -203,7 +206,11 @@ impl LinqIndex {
             }
             _ => (None, None),
         };
-        Ok(LinqIndex { maps: defs, sources, fields, reduce, group_key, budget: DEFAULT_STEP_BUDGET })
+        let reads_metadata = defs.iter().any(|d| {
+            let text = d.text.to_ascii_lowercase();
+            text.contains("metadata") || text.contains("asjson")
+        });
+        Ok(LinqIndex { maps: defs, sources, fields, reduce, group_key, budget: DEFAULT_STEP_BUDGET, reads_metadata })
     }
 
     /// Changes the evaluation step budget (per document and per reduce group).
@@ -284,9 +291,13 @@ impl LinqIndex {
         ev.eval(key).map_err(|e| label_err(e, &def.label))
     }
 
+    /// Whether any map can read the document's metadata; when none can, `map` may be given `Value::Null`.
+    pub fn reads_metadata(&self) -> bool {
+        self.reads_metadata
+    }
+
     /// Applies map `map_no` to one document. `metadata` supplies `@id` and the other metadata when the
     /// document body has no `@metadata`. Documents of another collection give no entries.
-    #[allow(clippy::too_many_arguments)]
     pub fn map(
         &self,
         map_no: usize,
@@ -296,13 +307,25 @@ impl LinqIndex {
         metadata: &Value,
         loader: &mut dyn DocumentLoader,
     ) -> Result<Vec<IndexEntry>, LinqError> {
+        self.map_owned(map_no, doc_id, collection, doc.clone(), metadata, loader)
+    }
+
+    /// [`LinqIndex::map`] taking the document by value (no copy of it).
+    pub fn map_owned(
+        &self,
+        map_no: usize,
+        doc_id: &str,
+        collection: &str,
+        mut doc: Value,
+        metadata: &Value,
+        loader: &mut dyn DocumentLoader,
+    ) -> Result<Vec<IndexEntry>, LinqError> {
         let def = &self.maps[map_no];
         if let MapSource::Collection(c) = &self.sources[map_no] {
             if !c.eq_ignore_ascii_case(collection) {
                 return Ok(Vec::new());
             }
         }
-        let mut doc = doc.clone();
         if let (Value::Object(d), Value::Object(m)) = (&mut doc, metadata) {
             let meta = d.entry("@metadata").or_insert_with(|| Value::Object(Map::new()));
             if let Value::Object(meta) = meta {

@@ -384,3 +384,19 @@ fn edge_cases_fail_cleanly() {
     let e = index.map(0, "u/1", "Users", &d, &json!({}), &mut NoDocuments).unwrap_err();
     assert!(e.message.contains("step budget"), "{e}");
 }
+
+/// Callers may skip building metadata for maps that cannot read it; maps that can are told apart.
+#[test]
+fn maps_that_read_metadata_are_known() {
+    let plain = LinqIndex::compile(&["from u in docs.Users select new { u.Name, Id = Id(u) }"], None).unwrap();
+    assert!(!plain.reads_metadata());
+    let e = plain.map_owned(0, "users/1", "Users", json!({"Name": "a"}), &Value::Null, &mut NoDocuments).unwrap().remove(0);
+    assert_eq!(e.fields["Id"], json!("users/1"));
+    for source in [
+        "from u in docs.Users select new { C = MetadataFor(u)[\"@collection\"] }",
+        "from u in docs.Users select new { C = u[\"@metadata\"][\"@collection\"] }",
+        "from u in docs.Users select new { J = AsJson(u) }",
+    ] {
+        assert!(LinqIndex::compile(&[source], None).unwrap().reads_metadata(), "{source}");
+    }
+}

@@ -79,11 +79,20 @@ impl Mapper {
             Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
             Mapper::CSharp(program) => {
                 let body: serde_json::Value = serde_json::from_str(&record.body).map_err(|e| e.to_string())?;
-                let wire: serde_json::Value = serde_json::from_str(&record.to_json_string(true)).map_err(|e| e.to_string())?;
-                let metadata = wire.get("@metadata").cloned().unwrap_or(serde_json::Value::Null);
+                let metadata = if program.reads_metadata() {
+                    let mut wire: serde_json::Value = serde_json::from_str(&record.to_json_string(true)).map_err(|e| e.to_string())?;
+                    wire.get_mut("@metadata").map(serde_json::Value::take).unwrap_or(serde_json::Value::Null)
+                } else {
+                    serde_json::Value::Null
+                };
+                let maps = program.map_count();
+                let mut body = Some(body);
                 let mut entries = Vec::new();
-                for map_no in 0..program.map_count() {
-                    let mapped = program.map(map_no, &record.id, &record.collection, &body, &metadata, host).map_err(|e| e.to_string())?;
+                for map_no in 0..maps {
+                    // The last map takes the document itself, the others a copy.
+                    let doc = if map_no + 1 == maps { body.take() } else { body.clone() }.unwrap_or(serde_json::Value::Null);
+                    let mapped =
+                        program.map_owned(map_no, &record.id, &record.collection, doc, &metadata, host).map_err(|e| e.to_string())?;
                     entries.extend(mapped.into_iter().map(linq_entry));
                 }
                 Ok(entries)
