@@ -213,3 +213,70 @@ def test_reset_after_restart_gives_the_same_answer(server_factory):
         # and the reset index is durable across another restart
         url = server.restart()
         check_after_restart(http, url, db, docs, index_name)
+
+
+MR_INDEX = {
+    "Name": "Sales/ByShop",
+    "Maps": ["map('Sales', s => ({ Shop: s.Shop, Total: s.Amount, Count: 1 }))"],
+    "Reduce": "groupBy(x => x.Shop).aggregate(g => ({ Shop: g.key, Total: g.values.reduce((a, v) => a + v.Total, 0), Count: g.values.reduce((a, v) => a + v.Count, 0) }))",
+}
+
+
+def mr_expected(sales: dict) -> dict:
+    out: dict = {}
+    for s in sales.values():
+        total, count = out.get(s["Shop"], (0, 0))
+        out[s["Shop"]] = (total + s["Amount"], count + 1)
+    return out
+
+
+def mr_results(http, url, db) -> dict:
+    body = {"Query": "from index 'Sales/ByShop' where Count > 0", "WaitForNonStaleResults": True, "WaitForNonStaleResultsTimeout": "00:01:00"}
+    r = http.post(f"{url}/databases/{db}/queries", params={"pageSize": 100000}, json=body, timeout=90)
+    assert r.status_code == 200, r.text
+    assert r.json()["IsStale"] is False
+    results = {x["Shop"]: (x["Total"], x["Count"]) for x in r.json()["Results"]}
+    assert r.json()["TotalResults"] == len(results)
+    return results
+
+
+def test_sigkill_right_after_map_reduce_batches_converges_to_a_recomputation(server_factory):
+    """Reduce results are committed by the indexing thread a moment after the map-reduce store; the results
+    index keeps recent segments in memory until a checkpoint. Killed right after batches that update, move
+    and delete (emptying whole shops), the restarted index answers exactly what a recomputation gives."""
+    server = server_factory()
+    db = unique_db_name("mrcrash")
+    create_database(server.url, db)
+    rng = random.Random(7)
+    sales = {f"sales/{i}": {"Shop": f"shop{rng.randint(1, 40)}", "Amount": rng.randint(1, 500)} for i in range(1, 3001)}
+
+    def write(changes: dict, deletes: list) -> None:
+        commands = [{"Id": k, "ChangeVector": None, "Type": "PUT", "Document": {**v, "@metadata": {"@collection": "Sales"}}} for k, v in changes.items()]
+        commands += [{"Id": k, "ChangeVector": None, "Type": "DELETE"} for k in deletes]
+        r = http.post(f"{server.url}/databases/{db}/bulk_docs", json={"Commands": commands}, timeout=60)
+        assert r.status_code == 201, r.text
+
+    with requests.Session() as http:
+        write(sales, [])
+        assert http.put(f"{server.url}/databases/{db}/admin/indexes", json={"Indexes": [MR_INDEX]}).status_code == 201
+        assert mr_results(http, server.url, db) == mr_expected(sales)
+        for round_ in range(3):
+            # A graceful stop checkpoints the results as they are, with every shop present.
+            server.stop()
+            server.start()
+            assert mr_results(http, server.url, db) == mr_expected(sales)
+            # Empty two shops entirely, move some sales, change amounts; then kill as soon as they are indexed.
+            emptied = {f"shop{rng.randint(1, 40)}" for _ in range(2)}
+            gone = [k for k, v in sales.items() if v["Shop"] in emptied]
+            for k in gone:
+                del sales[k]
+            changed = {k: {"Shop": f"shop{rng.randint(41, 45)}" if rng.random() < 0.3 else sales[k]["Shop"], "Amount": rng.randint(1, 500)}
+                       for k in rng.sample(sorted(sales), 200)}
+            sales.update(changed)
+            write(changed, gone)
+            assert mr_results(http, server.url, db) == mr_expected(sales), f"round {round_}, before the kill"
+            server.kill()
+            server.start()
+            got = mr_results(http, server.url, db)
+            assert not emptied & set(got), f"round {round_}: emptied shops still answered: {emptied & set(got)}"
+            assert got == mr_expected(sales), f"round {round_}, after the kill"

@@ -15,6 +15,7 @@ use tantivy::{DocAddress, Index, IndexReader, IndexWriter, ReloadPolicy, Searche
 use crate::entry::build_document;
 use crate::query_builder::QueryBuilder;
 use crate::schema::{register_analyzers, IndexSchema};
+pub use crate::soft_sync::RecentSegments;
 use crate::soft_sync::{current_boot_id, SoftSyncDirectory};
 use crate::sort_collector::{resolve_ords, KeySource, KeySpec, MultiKeyCollector};
 use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey, SortKind};
@@ -42,6 +43,8 @@ const DEEP_PAGE: usize = 1024;
 /// Commits are visible at once but fsynced only at checkpoints (see `soft_sync.rs`), at most this long apart
 /// while the index changes. A power loss inside the window costs a rebuild of the index, so it stays short.
 pub const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
+/// An index holding more than this in memory (`RecentSegments::InMemory`) checkpoints before its interval.
+const MEMORY_CHECKPOINT_BYTES: usize = 64 * 1024 * 1024;
 
 /// The commit payload: where indexing resumes, and what the index was built for.
 #[derive(Debug, Serialize, Deserialize)]
@@ -110,6 +113,8 @@ pub struct IndexBatch<'a> {
     searcher: Searcher,
     /// Keys added in this batch.
     added: std::collections::HashSet<String>,
+    /// Every entry of the last commit was deleted in this batch.
+    cleared: bool,
     entries: usize,
     deletes: usize,
     started: Instant,
@@ -122,9 +127,18 @@ impl IndexBatch<'_> {
         self.writer.tantivy.as_mut().expect("a batch holds an open writer")
     }
 
-    /// Whether the last commit holds an entry with this key term.
+    /// Whether the last commit holds an entry with this key term that this batch has not cleared.
     fn indexed(&self, term: &Term) -> Result<bool, IndexError> {
-        Ok(self.searcher.doc_freq(term)? > 0)
+        Ok(!self.cleared && self.searcher.doc_freq(term)? > 0)
+    }
+
+    /// Removes every entry (those added earlier in this batch included).
+    pub fn delete_all(&mut self) -> Result<(), IndexError> {
+        self.pending = true;
+        self.tantivy().delete_all_documents()?;
+        self.added.clear();
+        self.cleared = true;
+        Ok(())
     }
 
     /// Removes the entry of `key`, if any (entries added earlier in this batch included).
@@ -162,8 +176,12 @@ impl IndexBatch<'_> {
         let index = self.index;
         let payload = CommitPayload { format: FORMAT_VERSION, last_etag, spec: index.spec.clone() };
         self.pending = true;
+        let started = self.started;
+        let filled = started.elapsed();
+        let mut prepared_after = filled;
         let committed = (|| -> Result<(), IndexError> {
             let mut prepared = self.tantivy().prepare_commit()?;
+            prepared_after = started.elapsed();
             prepared.set_payload(&serde_json::to_string(&payload).expect("payload serializes"));
             prepared.commit()?;
             Ok(())
@@ -180,9 +198,12 @@ impl IndexBatch<'_> {
             dir = %index.dir.display(),
             entries,
             deletes,
+            fill_ms = filled.as_secs_f64() * 1e3,
+            prepare_ms = (prepared_after - filled).as_secs_f64() * 1e3,
             commit_ms = commit_took.as_secs_f64() * 1e3,
             reload_ms = (started.elapsed() - commit_took).as_secs_f64() * 1e3,
             segments = index.reader.searcher().segment_readers().len(),
+            memory_kib = index.directory.memory_bytes() / 1024,
             "index batch committed"
         );
         index.checkpoint_if_due()
@@ -204,17 +225,23 @@ fn corrupted(dir: &Path, what: impl std::fmt::Display) -> IndexError {
 }
 
 impl DocumentIndex {
-    /// Opens the index in `dir`, or creates it there. Reopening resumes from the last commit; an index built
-    /// for another spec or format is `Corrupted`.
+    /// Opens the index in `dir`, or creates it there, keeping recent segments in memory until checkpoints.
+    /// Reopening resumes from the last checkpoint; an index built for another spec or format is `Corrupted`.
     pub fn open_or_create(dir: &Path, spec: &IndexSpec) -> Result<DocumentIndex, IndexError> {
-        Self::open_in_boot(dir, spec, current_boot_id())
+        Self::open_or_create_with(dir, spec, RecentSegments::InMemory)
     }
 
-    /// [`Self::open_or_create`] as if the machine's boot id were `boot_id` (tests simulate reboots with it).
-    pub(crate) fn open_in_boot(dir: &Path, spec: &IndexSpec, boot_id: String) -> Result<DocumentIndex, IndexError> {
+    /// [`Self::open_or_create`] with the choice of where recent segments live: an index whose state must match
+    /// another store's after a crash (map-reduce results) writes them at once and resumes from its last commit.
+    pub fn open_or_create_with(dir: &Path, spec: &IndexSpec, recent: RecentSegments) -> Result<DocumentIndex, IndexError> {
+        Self::open_in_boot(dir, spec, current_boot_id(), recent)
+    }
+
+    /// [`Self::open_or_create_with`] as if the machine's boot id were `boot_id` (tests simulate reboots with it).
+    pub(crate) fn open_in_boot(dir: &Path, spec: &IndexSpec, boot_id: String, recent: RecentSegments) -> Result<DocumentIndex, IndexError> {
         std::fs::create_dir_all(dir)?;
         let schema = IndexSchema::build(spec);
-        let directory = match SoftSyncDirectory::open(dir, boot_id).map_err(|e| corrupted(dir, e))? {
+        let directory = match SoftSyncDirectory::open(dir, boot_id, recent).map_err(|e| corrupted(dir, e))? {
             Ok(directory) => directory,
             Err(lost) => {
                 return Err(corrupted(
@@ -295,11 +322,11 @@ impl DocumentIndex {
         Ok(())
     }
 
-    /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] and
-    /// none is running.
+    /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] (or
+    /// too much is held in memory) and none is running.
     pub fn checkpoint_if_due(&self) -> Result<(), IndexError> {
         let mut last = self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner);
-        if last.elapsed() < CHECKPOINT_INTERVAL {
+        if last.elapsed() < CHECKPOINT_INTERVAL && self.directory.memory_bytes() < MEMORY_CHECKPOINT_BYTES {
             return Ok(());
         }
         let mut running = self.checkpointer.lock().unwrap_or_else(PoisonError::into_inner);
@@ -325,6 +352,11 @@ impl DocumentIndex {
     /// Whether commits since the last checkpoint are still unsynced.
     pub fn has_unsynced_commits(&self) -> bool {
         self.directory.is_dirty()
+    }
+
+    /// Bytes of recent segments held in memory until the next checkpoint.
+    pub fn memory_bytes(&self) -> usize {
+        self.directory.memory_bytes()
     }
 
     /// Replaces the entries of `upserts` (by key), removes `deletes`, commits with `last_etag` as the commit
@@ -363,6 +395,7 @@ impl DocumentIndex {
             writer,
             searcher: self.reader.searcher(),
             added: std::collections::HashSet::new(),
+            cleared: false,
             entries: 0,
             deletes: 0,
             started: Instant::now(),
@@ -374,10 +407,11 @@ impl DocumentIndex {
         self.reader.searcher().num_docs()
     }
 
-    /// Bytes of the files in the index directory.
+    /// Bytes of the index: the files in its directory and the recent segments held in memory.
     pub fn size_on_disk(&self) -> u64 {
         let Ok(entries) = std::fs::read_dir(&self.dir) else { return 0 };
-        entries.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum()
+        let files: u64 = entries.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum();
+        files + self.directory.memory_bytes() as u64
     }
 
     /// Matching entries, sorted by `sort` (relevance when empty), paged by `skip`/`take`; `total` counts every match.

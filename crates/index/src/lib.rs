@@ -25,7 +25,7 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
-pub use document_index::{DocumentIndex, IndexBatch, CHECKPOINT_INTERVAL};
+pub use document_index::{DocumentIndex, IndexBatch, RecentSegments, CHECKPOINT_INTERVAL};
 pub use facets::{Aggregate, FacetAnswer, FacetCounts, FacetRequest, TermCount};
 pub use schema::Analyzer;
 pub use spatial::{distance_km, parse_wkt, point_of, shape_center, EARTH_RADIUS_KM};

@@ -332,11 +332,12 @@ fn upserts_replace_and_deletes_remove() {
 }
 
 #[test]
-fn reopen_resumes_from_the_last_commit() {
+fn reopen_resumes_from_the_last_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     {
         let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
         index.apply(&people(), &[], 42).unwrap();
+        index.checkpoint().unwrap();
     }
     let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
     assert_eq!(index.last_indexed_etag(), 42);
@@ -344,6 +345,7 @@ fn reopen_resumes_from_the_last_commit() {
     let result = index.search(&Filter::Search { field: "Notes".into(), terms: "fox".into(), all: false }, &[], 0, 10).unwrap();
     assert_eq!(result.keys, keys(&["1"]));
     index.apply(&[], &["users/1".into()], 43).unwrap();
+    index.checkpoint().unwrap();
     drop(index);
     let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
     assert_eq!((index.last_indexed_etag(), index.entries_count()), (43, 4));

@@ -262,6 +262,7 @@ impl IndexRegistry {
         let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some());
         let handle_is_static = definition.is_static();
         let index = if static_reduce {
+            // After a crash the worker rewrites results that are behind the store (`worker::resync_results`).
             let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
                 .map_err(|e| EngineError::Internal(e.to_string()))?;
             IndexBackend::StaticReduce { store: MapReduceStore::open(&dir.join("map-reduce"))?, results: Box::new(results) }

@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Weak;
 use std::time::Duration;
 
-use corvid_index::MappedDocument;
+use corvid_index::{DocumentIndex, MappedDocument};
 use corvid_js::Host;
 use corvid_storage::MapOutput;
-use corvid_storage::{DocumentEntries, ReadTxn, ReferenceStore};
+use corvid_storage::{DocumentEntries, MapReduceStore, ReadTxn, ReferenceStore};
 use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
@@ -432,12 +432,40 @@ fn add_dependents(
 }
 
 /// Indexes one batch; false when there was nothing to do.
+/// The results index keeps recent segments in memory until a checkpoint while the map-reduce store commits
+/// every batch, so after a crash the results can be behind the store (and replaying documents cannot tell which
+/// keys a replayed delete emptied): every result is rewritten from the store.
+fn resync_results(handle: &IndexHandle, reduced: &MapReduceStore, results: &DocumentIndex) -> Result<(), EngineError> {
+    let store_etag = reduced.last_etag()?;
+    if results.last_indexed_etag() >= store_etag {
+        return Ok(());
+    }
+    *handle.status.lock() = format!("Rewriting the reduce results up to etag {store_etag} from the map-reduce store");
+    tracing::info!(index = %handle.name(), results_etag = results.last_indexed_etag(), store_etag, "rewriting reduce results from the map-reduce store");
+    let failed = |e: corvid_index::IndexError| EngineError::Internal(format!("index {}: {e}", handle.definition.name));
+    let mut batch = results.batch().map_err(failed)?;
+    batch.delete_all().map_err(failed)?;
+    for (key, texts) in reduced.all_results()? {
+        let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
+        if !entries.is_empty() {
+            batch.upsert(&MappedDocument { key, body: merge_entries(entries) }).map_err(failed)?;
+        }
+    }
+    batch.commit(store_etag).map_err(failed)?;
+    results.checkpoint().map_err(failed)?;
+    handle.processed_etag.store(store_etag, Ordering::Relaxed);
+    Ok(())
+}
+
 fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, mapper: &Mapper) -> Result<bool, EngineError> {
     if let (Some(output), IndexBackend::StaticReduce { store: reduced, .. }) = (&handle.output, &handle.index) {
         if handle.output_resync.load(Ordering::Relaxed) {
             output.resync(merger, reduced)?;
             handle.output_resync.store(false, Ordering::Relaxed);
         }
+    }
+    if let IndexBackend::StaticReduce { store: reduced, results } = &handle.index {
+        resync_results(handle, reduced, results)?;
     }
     let from = handle.processed_etag.load(Ordering::Relaxed);
     let snapshot = store.read()?;
