@@ -163,9 +163,10 @@ impl SoftSyncDirectory {
         Ok(Ok(SoftSyncDirectory { inner, shared }))
     }
 
-    /// Fsyncs every file written since the last checkpoint and the directory, then marks the index clean.
-    /// The bulk of the fsyncs runs without the state lock, so commits go on meanwhile; only the files of
-    /// metadata published during that pass are synced under the lock, before the marker turns clean.
+    /// Writes what is held in memory (`flush`), fsyncs every file written since the last checkpoint and the
+    /// directory, then marks the index clean. The fsyncs run without the state lock, so commits go on
+    /// meanwhile; with `RecentSegments::OnDisk` only the files of metadata published during that pass are
+    /// synced under the lock, before the marker turns clean.
     pub(crate) fn checkpoint(&self) -> io::Result<bool> {
         let _flushing = self.shared.flushing.lock().unwrap_or_else(PoisonError::into_inner);
         self.flush()?;
@@ -179,6 +180,15 @@ impl SoftSyncDirectory {
         if let Err(e) = sync_files(&self.shared.root, &files) {
             self.shared.lock().unsynced.extend(files);
             return Err(e);
+        }
+        if self.shared.mode == RecentSegments::InMemory {
+            // The metadata on disk changes only in `flush`, which this checkpoint holds back, and every file it
+            // names was in `files`: nothing here needs the state lock (holding it across fsyncs stalled every
+            // commit and every file opened by readers for seconds while merged segments were synced).
+            sync_dir(&self.shared.root)?;
+            write_marker(&self.shared.root, &Marker { state: Durability::Clean, boot_id: self.shared.boot_id.clone() })?;
+            self.shared.lock().dirty = false;
+            return Ok(true);
         }
         let mut state = self.shared.lock();
         if state.generation != generation {
