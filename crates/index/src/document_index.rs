@@ -36,8 +36,12 @@ const BULK_WRITER_MEMORY_BYTES: usize = 128 * 1024 * 1024;
 fn bulk_writer_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4)
 }
-/// Background segment merges; tantivy's default of 4 per index adds up with many indexes.
-const MERGE_THREADS: usize = 1;
+/// Background segment merges while keeping up: two, so small segments still merge while a long merge of big
+/// ones runs (with one, each commit's segment count grew to 40-70 behind it, and commits with deletes open
+/// every segment; measured in decision 0015). Merge threads run at a lower priority (`merge_priority.rs`).
+const MERGE_THREADS: usize = 2;
+/// While catching up the indexing threads take every core, and big segments come few at a time.
+const BULK_MERGE_THREADS: usize = 1;
 /// Pages reaching past this many entries take the general sort path (see `collect`).
 const DEEP_PAGE: usize = 1024;
 /// Commits are visible at once but fsynced only at checkpoints (see `soft_sync.rs`), at most this long apart
@@ -84,7 +88,7 @@ struct Writer {
 fn open_writer(index: &Index, threads: usize, bulk: bool) -> Result<IndexWriter<TantivyDocument>, IndexError> {
     let options = IndexWriterOptions::builder()
         .num_worker_threads(threads)
-        .num_merge_threads(MERGE_THREADS)
+        .num_merge_threads(if bulk { BULK_MERGE_THREADS } else { MERGE_THREADS })
         .memory_budget_per_thread(if bulk { BULK_WRITER_MEMORY_BYTES } else { WRITER_MEMORY_BYTES })
         .build();
     Ok(index.writer_with_options(options)?)
