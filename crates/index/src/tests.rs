@@ -443,3 +443,32 @@ fn analyzed_fields_sort_by_the_start_of_their_value() {
         assert_eq!(reversed, vec!["d/3", "d/1", "d/2", "d/4"]);
     }
 }
+
+/// Segments of the last commit, as the reader sees them.
+fn segment_count(index: &DocumentIndex) -> usize {
+    index.reader.searcher().segment_readers().len()
+}
+
+#[test]
+fn a_catch_up_does_not_merge_and_its_segments_merge_once_it_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &spec()).unwrap();
+    index.set_bulk(true);
+    for batch in 0..12u64 {
+        let docs: Vec<_> = (0..20).map(|i| doc(&format!("users/{batch}-{i}"), json!({"Age": batch}))).collect();
+        index.apply(&docs, &[], batch + 1).unwrap();
+    }
+    // At least one segment per catch-up commit (one per indexing thread that got documents), none merged.
+    let unmerged = segment_count(&index);
+    assert!(unmerged >= 12, "{unmerged} segments");
+    index.end_bulk().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while segment_count(&index) >= unmerged {
+        assert!(std::time::Instant::now() < deadline, "the catch-up's segments were never merged");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // Merges publish through the writer; an empty batch reloads the reader.
+        index.apply(&[], &[], 12).unwrap();
+    }
+    assert_eq!(index.search(&Filter::All, &[], 0, 0).unwrap().total, 240);
+    assert_eq!(index.last_indexed_etag(), 12);
+}

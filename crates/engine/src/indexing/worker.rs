@@ -214,6 +214,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                     retired_narrower = true;
                 }
                 *handle.status.lock() = "Idle: caught up".into();
+                end_catch_up(handle);
                 if handle.control.is_replacement() {
                     // Durable before it answers queries in place of the index it replaces.
                     checkpoint(handle, true);
@@ -241,6 +242,18 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
     }
     checkpoint(handle, true);
     *handle.status.lock() = "Stopped".into();
+}
+
+/// A caught-up index leaves bulk mode at once, so the segments of its catch-up merge while it is idle.
+fn end_catch_up(handle: &IndexHandle) {
+    let index = match &handle.index {
+        IndexBackend::Search(index) => index,
+        IndexBackend::StaticReduce { results, .. } => results,
+        IndexBackend::Reduce(_) => return,
+    };
+    if let Err(e) = index.end_bulk() {
+        tracing::warn!(index = %handle.definition.name, error = %e, "could not end the catch-up; it ends at the next batch");
+    }
 }
 
 /// Fsyncs the tantivy commits of an index that is idle (when due) or stopping (always); see `soft_sync.rs`.
