@@ -115,6 +115,10 @@ fi
 # ---- patches ---------------------------------------------------------------------------------------
 timed() { local tf=$1; shift; local TIMEFORMAT='%U %S'; { time "$@" 2>&3 ; } 3>&2 2>"$tf.time"; }
 if has_step patch; then
+    # The loads leave dirty pages behind (PostgreSQL writes its heap back only at checkpoints): write them now,
+    # so neither system's timed patches wait behind the other's writeback in their fsyncs.
+    if has postgres; then pg_psql -c "CHECKPOINT" >/dev/null || true; fi
+    sync
     if has corvid; then
         "$PY" "$S2/s2.py" patch-check "$CORVID_URL" s2 >"$R/patch_check.json"
         log "patch probe: $(cat "$R/patch_check.json")"
