@@ -241,8 +241,8 @@ impl DocumentIndex {
         Self::open_or_create_with(dir, spec, RecentSegments::InMemory)
     }
 
-    /// [`Self::open_or_create`] with the choice of where recent segments live: an index whose state must match
-    /// another store's after a crash (map-reduce results) writes them at once and resumes from its last commit.
+    /// [`Self::open_or_create`] with the choice of where recent segments live: with `RecentSegments::OnDisk` they
+    /// are written at once and a killed process resumes from its last commit.
     pub fn open_or_create_with(dir: &Path, spec: &IndexSpec, recent: RecentSegments) -> Result<DocumentIndex, IndexError> {
         Self::open_in_boot(dir, spec, current_boot_id(), recent)
     }

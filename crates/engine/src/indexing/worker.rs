@@ -244,13 +244,18 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
     *handle.status.lock() = "Stopped".into();
 }
 
+/// The tantivy index of a backend: the search index, or the results of a static map-reduce index.
+fn tantivy_index(handle: &IndexHandle) -> Option<&DocumentIndex> {
+    match &handle.index {
+        IndexBackend::Search(index) => Some(index),
+        IndexBackend::StaticReduce { results, .. } => Some(results),
+        IndexBackend::Reduce(_) => None,
+    }
+}
+
 /// A caught-up index leaves bulk mode at once, so the segments of its catch-up merge while it is idle.
 fn end_catch_up(handle: &IndexHandle) {
-    let index = match &handle.index {
-        IndexBackend::Search(index) => index,
-        IndexBackend::StaticReduce { results, .. } => results,
-        IndexBackend::Reduce(_) => return,
-    };
+    let Some(index) = tantivy_index(handle) else { return };
     if let Err(e) = index.end_bulk() {
         tracing::warn!(index = %handle.definition.name, error = %e, "could not end the catch-up; it ends at the next batch");
     }
@@ -259,11 +264,7 @@ fn end_catch_up(handle: &IndexHandle) {
 /// Fsyncs the tantivy commits of an index that is idle (when due) or stopping (always); see `soft_sync.rs`.
 /// A failure only delays durability: the commits stay valid for this boot and the next checkpoint retries.
 fn checkpoint(handle: &IndexHandle, stopping: bool) {
-    let index = match &handle.index {
-        IndexBackend::Search(index) => index,
-        IndexBackend::StaticReduce { results, .. } => results,
-        IndexBackend::Reduce(_) => return,
-    };
+    let Some(index) = tantivy_index(handle) else { return };
     let result = if stopping { index.checkpoint() } else { index.checkpoint_if_due() };
     if let Err(e) = result {
         tracing::warn!(index = %handle.definition.name, error = %e, "index checkpoint failed");
@@ -444,7 +445,6 @@ fn add_dependents(
     Ok(())
 }
 
-/// Indexes one batch; false when there was nothing to do.
 /// The results index keeps recent segments in memory until a checkpoint while the map-reduce store commits
 /// every batch, so after a crash the results can be behind the store (and replaying documents cannot tell which
 /// keys a replayed delete emptied): every result is rewritten from the store.
@@ -459,9 +459,8 @@ fn resync_results(handle: &IndexHandle, reduced: &MapReduceStore, results: &Docu
     let mut batch = results.batch().map_err(failed)?;
     batch.delete_all().map_err(failed)?;
     for (key, texts) in reduced.all_results()? {
-        let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
-        if !entries.is_empty() {
-            batch.upsert(&MappedDocument { key, body: merge_entries(entries) }).map_err(failed)?;
+        if let Some(entry) = result_entry(key, &texts) {
+            batch.upsert(&entry).map_err(failed)?;
         }
     }
     batch.commit(store_etag).map_err(failed)?;
@@ -470,6 +469,13 @@ fn resync_results(handle: &IndexHandle, reduced: &MapReduceStore, results: &Docu
     Ok(())
 }
 
+/// The results index entry of one reduce key, from its results (JSON texts); `None` when it has none.
+fn result_entry(key: String, texts: &[String]) -> Option<MappedDocument> {
+    let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
+    (!entries.is_empty()).then(|| MappedDocument { key, body: merge_entries(entries) })
+}
+
+/// Indexes one batch; false when there was nothing to do.
 fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, mapper: &Mapper) -> Result<bool, EngineError> {
     if let (Some(output), IndexBackend::StaticReduce { store: reduced, .. }) = (&handle.output, &handle.index) {
         if handle.output_resync.load(Ordering::Relaxed) {
@@ -596,12 +602,9 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                 let mut removed = outcome.removed;
                 let mut upserts = Vec::with_capacity(outcome.updated.len());
                 for (key, texts) in outcome.updated {
-                    let entries: Vec<serde_json::Map<String, serde_json::Value>> =
-                        texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
-                    if entries.is_empty() {
-                        removed.push(key);
-                    } else {
-                        upserts.push(MappedDocument { key, body: merge_entries(entries) });
+                    match result_entry(key.clone(), &texts) {
+                        Some(entry) => upserts.push(entry),
+                        None => removed.push(key),
                     }
                 }
                 results.set_bulk(batch == CATCH_UP_BATCH);
