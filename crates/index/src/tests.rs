@@ -472,3 +472,35 @@ fn a_catch_up_does_not_merge_and_its_segments_merge_once_it_ends() {
     assert_eq!(index.search(&Filter::All, &[], 0, 0).unwrap().total, 240);
     assert_eq!(index.last_indexed_etag(), 12);
 }
+
+#[test]
+fn keeping_up_merges_segments_of_similar_size_and_leaves_bigger_ones() {
+    use tantivy::index::SegmentId;
+    use tantivy::indexer::MergePolicy;
+    let index = tantivy::Index::create_in_ram(tantivy::schema::Schema::builder().build());
+    let segments = |sizes: &[u32]| -> Vec<tantivy::index::SegmentMeta> {
+        sizes.iter().map(|&n| index.new_segment_meta(SegmentId::generate_random(), n)).collect()
+    };
+    let policy = crate::document_index::keep_up_merge_policy();
+    let merged_sizes = |sizes: &[u32]| -> Vec<Vec<u32>> {
+        let metas = segments(sizes);
+        let mut out: Vec<Vec<u32>> = policy
+            .compute_merge_candidates(&metas)
+            .into_iter()
+            .map(|c| {
+                let mut v: Vec<u32> = c.0.iter().map(|id| metas.iter().find(|m| m.id() == *id).unwrap().max_doc()).collect();
+                v.sort_unstable();
+                v
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    // A commit's small segment does not make the big segments of earlier merges merge again (tantivy's default
+    // merged the 9,000-entry segment with every seven new ones).
+    assert_eq!(merged_sizes(&[9000, 20, 22, 18]), Vec::<Vec<u32>>::new());
+    assert_eq!(merged_sizes(&[9000, 20, 22, 18, 25]), vec![vec![18, 20, 22, 25]]);
+    // Levels merge independently, each once it holds four segments within 4x of each other.
+    assert_eq!(merged_sizes(&[9000, 8000, 7000, 6000, 300, 20]), vec![vec![6000, 7000, 8000, 9000]]);
+    assert_eq!(merged_sizes(&[100_000, 2000, 20, 21]), Vec::<Vec<u32>>::new());
+}
