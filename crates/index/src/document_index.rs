@@ -372,6 +372,7 @@ impl DocumentIndex {
         let directory = self.directory.clone();
         let dir = self.dir.clone();
         let thread = std::thread::Builder::new().name("index-checkpoint".into()).spawn(move || {
+            crate::merge_priority::lower_this_thread();
             let started = Instant::now();
             match directory.checkpoint() {
                 Ok(true) => tracing::debug!(dir = %dir.display(), took_ms = started.elapsed().as_millis() as u64, "index checkpoint"),

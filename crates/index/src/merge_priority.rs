@@ -25,6 +25,18 @@ pub(crate) fn lower_merge_threads() {
     }
 }
 
+/// Gives the calling thread [`MERGE_NICE`]: background checkpoints, whose writes and fsyncs (the kernel's
+/// writeback runs on the calling thread) otherwise take CPU from the indexing threads that keep up.
+pub(crate) fn lower_this_thread() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no arguments.
+        #[allow(unsafe_code)]
+        let tid = unsafe { libc::gettid() } as u32;
+        set_nice(tid, MERGE_NICE);
+    }
+}
+
 #[cfg(target_os = "linux")]
 fn set_nice(tid: u32, nice: i32) {
     // SAFETY: setpriority only reads its integer arguments; on Linux PRIO_PROCESS with a thread id sets the
