@@ -126,12 +126,9 @@ pub(crate) fn alphanumeric_key(term: &str) -> String {
 pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> TantivyDocument {
     let mut doc = TantivyDocument::new();
     doc.add_text(schema.key, &entry.key);
-    for (i, field) in schema.fields.iter().enumerate() {
+    for field in &schema.fields {
         if let Some(columns) = &field.spatial {
             let values = crate::spatial::spatial_values_at(&entry.body, &field.path, columns.options);
-            if !values.points.is_empty() || !values.shapes.is_empty() {
-                doc.add_text(schema.exists, i.to_string());
-            }
             for (lat, lng) in values.points {
                 doc.add_f64(columns.lat.field, lat);
                 doc.add_f64(columns.lng.field, lng);
@@ -145,7 +142,6 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
         if values.is_empty() {
             continue;
         }
-        doc.add_text(schema.exists, i.to_string());
         let mut first_number = None;
         for (n, value) in values.iter().enumerate() {
             if field.analyzed_only {

@@ -3,8 +3,8 @@
 use std::ops::Bound;
 
 use tantivy::query::{
-    AllQuery, BooleanQuery, BoostQuery, EmptyQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery, TermQuery,
-    TermSetQuery,
+    AllQuery, BooleanQuery, BoostQuery, EmptyQuery, ExistsQuery, FuzzyTermQuery, Occur, PhraseQuery, Query, RangeQuery, RegexQuery,
+    TermQuery, TermSetQuery,
 };
 use tantivy::schema::{Field, IndexRecordOption};
 use tantivy::Term;
@@ -117,9 +117,17 @@ impl<'a> QueryBuilder<'a> {
         self.schema.field(path).map(|(_, f)| f).ok_or_else(|| IndexError::InvalidQuery(format!("the field '{path}' is not indexed")))
     }
 
+    /// Entries where the field has a value: its sort column holds the first one (`schema.rs`); spatial
+    /// fields have a point or a shape.
     fn exists(&self, path: &str) -> Result<BoxQuery, IndexError> {
-        let (i, _) = self.schema.field(path).ok_or_else(|| IndexError::InvalidQuery(format!("the field '{path}' is not indexed")))?;
-        Ok(term_query(Term::from_field_text(self.schema.exists, &i.to_string())))
+        let field = self.field(path)?;
+        let column = |c: &crate::schema::Column| -> BoxQuery { Box::new(ExistsQuery::new(c.name.clone(), false)) };
+        Ok(match &field.spatial {
+            Some(spatial) => {
+                Box::new(BooleanQuery::new(vec![(Occur::Should, column(&spatial.lat)), (Occur::Should, column(&spatial.shape))]))
+            }
+            None => column(&field.sort_string),
+        })
     }
 
     /// AND; negated children become MUST_NOT clauses of the same query.

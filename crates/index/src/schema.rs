@@ -6,14 +6,14 @@
 //! | tantivy field | content (per value of spec field i)                                  | options                 |
 //! |---------------|----------------------------------------------------------------------|-------------------------|
 //! | `key`         | the entry key (lower-cased document id), once per entry              | raw term, fast str      |
-//! | `__exists`    | `"{i}"` once when spec field i produced at least one term            | raw term                |
 //! | `f{i}`        | lower-cased keyword term, or `NULL_VALUE` / `EMPTY_STRING`            | raw term                |
 //! | `f{i}_x`      | the same term with case kept (only when the spec asks for `exact`)    | raw term                |
 //! | `f{i}_s`      | the value through the search analyzer (only with `search`)            | positions, BM25         |
 //! | `f{i}_l`      | numbers as i64 (doubles truncated)                                    | indexed i64             |
 //! | `f{i}_d`      | numbers as f64                                                        | indexed f64             |
 //! | `f{i}_ss`     | first term of the entry, for string sorts (`Search` fields: the first  | fast str, single value  |
-//! |               | 32 bytes of the lower-cased value, for alphanumeric sorts too)         |                         |
+//! |               | 32 bytes of the lower-cased value, for alphanumeric sorts too); also  |                         |
+//! |               | what `exists()` checks: present exactly when the field has a value     |                         |
 //! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order (not `Search`)    | fast str, single value  |
 //! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
 //! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
@@ -22,6 +22,10 @@
 //! | `f{i}_lat`    | spatial fields: each point's latitude (degrees)                        | fast f64, multi-valued  |
 //! | `f{i}_lng`    | spatial fields: each point's longitude, same order as `_lat`           | fast f64, multi-valued  |
 //! | `f{i}_wkt`    | spatial fields: every other shape, as WKT                              | fast bytes, multi-valued|
+//!
+//! Every field with terms costs each new segment a term dictionary (tantivy builds an FST per field, with a
+//! ~1 MB table whatever the segment's size): keeping up, segments hold a few dozen entries, so fields that
+//! only mirror another (as an `__exists` marker field once did) are left out.
 
 use tantivy::schema::{BytesOptions, Field, IndexRecordOption, NumericOptions, Schema, TextFieldIndexing, TextOptions};
 use tantivy::tokenizer::{LowerCaser, RawTokenizer, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer, WhitespaceTokenizer};
@@ -30,7 +34,6 @@ use tantivy::Index;
 use crate::{FieldSpec, IndexSpec, SpatialOptions};
 
 pub(crate) const KEY_FIELD: &str = "key";
-pub(crate) const EXISTS_FIELD: &str = "__exists";
 pub(crate) const RAW_TOKENIZER: &str = "raw";
 pub(crate) const SEARCH_TOKENIZER: &str = "corvid_search";
 
@@ -98,7 +101,6 @@ pub(crate) struct Column {
 pub(crate) struct IndexSchema {
     pub schema: Schema,
     pub key: Field,
-    pub exists: Field,
     pub fields: Vec<FieldHandles>,
 }
 
@@ -110,7 +112,6 @@ impl IndexSchema {
         );
         let sort_string = TextOptions::default().set_fast(RAW_TOKENIZER);
         let key = builder.add_text_field(KEY_FIELD, keyword.clone().set_fast(RAW_TOKENIZER));
-        let exists = builder.add_text_field(EXISTS_FIELD, keyword.clone());
         let search_options = |analyzer: Analyzer| {
             TextOptions::default().set_indexing_options(
                 TextFieldIndexing::default()
@@ -155,7 +156,7 @@ impl IndexSchema {
                 handles
             })
             .collect();
-        IndexSchema { schema: builder.build(), key, exists, fields }
+        IndexSchema { schema: builder.build(), key, fields }
     }
 
     pub fn field(&self, path: &str) -> Option<(usize, &FieldHandles)> {

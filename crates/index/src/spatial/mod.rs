@@ -280,6 +280,28 @@ mod tests {
     }
 
     #[test]
+    fn exists_matches_entries_with_a_point_or_a_shape() {
+        use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument};
+        let dir = tempfile::tempdir().unwrap();
+        let spec = IndexSpec { fields: vec![FieldSpec { spatial: true, ..FieldSpec::new("Where") }, FieldSpec::new("Name")] };
+        let index = DocumentIndex::open_or_create(dir.path(), &spec).unwrap();
+        let docs = [
+            ("point", json!({"Where": "POINT(34.78 32.08)"})),
+            ("shape", json!({"Where": "POLYGON((34 32, 35 32, 35 33, 34 33, 34 32))"})),
+            ("invalid", json!({"Where": "POINT(500 300)", "Name": "x"})),
+            ("none", json!({"Name": "y"})),
+        ];
+        let docs: Vec<MappedDocument> = docs.into_iter().map(|(k, body)| MappedDocument { key: k.into(), body }).collect();
+        index.apply(&docs, &[], 4).unwrap();
+        let mut found = index.search(&Filter::Exists { field: "Where".into() }, &[], 0, 10).unwrap().keys;
+        found.sort();
+        assert_eq!(found, vec!["point", "shape"]);
+        let mut named = index.search(&Filter::Exists { field: "Name".into() }, &[], 0, 10).unwrap().keys;
+        named.sort();
+        assert_eq!(named, vec!["invalid", "none"]);
+    }
+
+    #[test]
     fn indexed_shapes_and_distance_as_a_later_sort_key() {
         use crate::{DocumentIndex, FieldSpec, Filter, IndexSpec, MappedDocument, SortKey, SortKind};
         let dir = tempfile::tempdir().unwrap();
