@@ -22,7 +22,7 @@ use crate::{Filter, IndexError, IndexSpec, MappedDocument, SearchResult, SortKey
 
 /// Version of the term layout described in `schema.rs`; an index written with another one is reported as
 /// `Corrupted` so the engine rebuilds it.
-const FORMAT_VERSION: u32 = 5;
+const FORMAT_VERSION: u32 = 6;
 /// One indexing thread per index while it keeps up with writes: the engine runs one indexing loop per index,
 /// many indexes share a machine, and one thread makes one segment per commit.
 const WRITER_THREADS: usize = 1;

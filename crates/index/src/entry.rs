@@ -142,7 +142,6 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
         if values.is_empty() {
             continue;
         }
-        let mut first_number = None;
         for (n, value) in values.iter().enumerate() {
             if field.analyzed_only {
                 if let Json::String(text) = value {
@@ -173,12 +172,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
             if let Some((l, d)) = numeric(value) {
                 doc.add_i64(field.long, l);
                 doc.add_f64(field.double, d);
-                first_number.get_or_insert((l, d));
             }
-        }
-        if let Some((l, d)) = first_number {
-            doc.add_i64(field.sort_long.field, l);
-            doc.add_f64(field.sort_double.field, d);
         }
     }
     doc

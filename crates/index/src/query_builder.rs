@@ -184,7 +184,10 @@ impl<'a> QueryBuilder<'a> {
     fn equal(&self, field: &FieldHandles, value: &Value, exact: bool) -> BoxQuery {
         match value {
             Value::Long(v) => term_query(Term::from_field_i64(field.long, *v)),
-            Value::Double(v) => term_query(Term::from_field_f64(field.double, *v)),
+            Value::Double(v) => {
+                let term = Term::from_field_f64(field.double, *v);
+                Box::new(RangeQuery::new(Bound::Included(term.clone()), Bound::Included(term)))
+            }
             _ => term_query(self.keyword_term(field, value, exact).expect("keyword value")),
         }
     }

@@ -9,14 +9,12 @@
 //! | `f{i}`        | lower-cased keyword term, or `NULL_VALUE` / `EMPTY_STRING`            | raw term                |
 //! | `f{i}_x`      | the same term with case kept (only when the spec asks for `exact`)    | raw term                |
 //! | `f{i}_s`      | the value through the search analyzer (only with `search`)            | positions, BM25         |
-//! | `f{i}_l`      | numbers as i64 (doubles truncated)                                    | indexed i64             |
-//! | `f{i}_d`      | numbers as f64                                                        | indexed f64             |
+//! | `f{i}_l`      | numbers as i64 (doubles truncated); sorts `as long` read the first    | indexed, fast i64       |
+//! | `f{i}_d`      | numbers as f64; sorts `as double` and aggregations read the first     | fast f64 (not indexed)  |
 //! | `f{i}_ss`     | first term of the entry, for string sorts (`Search` fields: the first  | fast str, single value  |
 //! |               | 32 bytes of the lower-cased value, for alphanumeric sorts too); also  |                         |
 //! |               | what `exists()` checks: present exactly when the field has a value     |                         |
 //! | `f{i}_sa`     | first term encoded for natural (alphanumeric) order (not `Search`)    | fast str, single value  |
-//! | `f{i}_sl`     | first numeric value as i64                                            | fast i64, single value  |
-//! | `f{i}_sd`     | first numeric value as f64                                            | fast f64, single value  |
 //! | `f{i}_fv`     | every lower-cased term (not null/empty markers), for facet counts     | fast str, multi-valued  |
 //! |               | (not `Search` fields: their facets count the `_s` postings)          |                         |
 //! | `f{i}_lat`    | spatial fields: each point's latitude (degrees)                        | fast f64, multi-valued  |
@@ -122,6 +120,8 @@ impl IndexSchema {
         // Fast as well as indexed: tantivy then answers ranges from the column instead of walking every term of
         // the range in the dictionary (the cost of a range over many distinct numbers, as in range facets).
         let numeric = NumericOptions::default().set_indexed().set_fast();
+        // Doubles are not indexed: every indexed field costs each segment a term dictionary, and equality
+        // on a double reads the column as ranges do (`query_builder.rs`).
         let fast_numeric = NumericOptions::default().set_fast();
         let fields = spec
             .fields
@@ -130,18 +130,21 @@ impl IndexSchema {
             .map(|(i, f): (usize, &FieldSpec)| {
                 let name = format!("f{i}");
                 let analyzer = f.analyzer.as_deref().and_then(Analyzer::from_name).unwrap_or(Analyzer::Standard);
+                let long = builder.add_i64_field(&format!("{name}_l"), numeric.clone());
+                let double = builder.add_f64_field(&format!("{name}_d"), fast_numeric.clone());
                 let handles = FieldHandles {
                     path: f.path.clone(),
                     term: builder.add_text_field(&name, keyword.clone()),
                     exact: f.exact.then(|| builder.add_text_field(&format!("{name}_x"), keyword.clone())),
                     search: (f.search || f.analyzer.is_some())
                         .then(|| builder.add_text_field(&format!("{name}_s"), search_options(analyzer))),
-                    long: builder.add_i64_field(&format!("{name}_l"), numeric.clone()),
-                    double: builder.add_f64_field(&format!("{name}_d"), numeric.clone()),
+                    long,
+                    double,
                     sort_string: column(format!("{name}_ss"), |n| builder.add_text_field(n, sort_string.clone())),
                     sort_alnum: column(format!("{name}_sa"), |n| builder.add_text_field(n, sort_string.clone())),
-                    sort_long: column(format!("{name}_sl"), |n| builder.add_i64_field(n, fast_numeric.clone())),
-                    sort_double: column(format!("{name}_sd"), |n| builder.add_f64_field(n, fast_numeric.clone())),
+                    // The first value of a multi-valued column is the entry's first number.
+                    sort_long: Column { name: format!("{name}_l"), field: long },
+                    sort_double: Column { name: format!("{name}_d"), field: double },
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                     analyzer,
                     case_sensitive: f.case_sensitive,

@@ -504,3 +504,19 @@ fn keeping_up_merges_segments_of_similar_size_and_leaves_bigger_ones() {
     assert_eq!(merged_sizes(&[9000, 8000, 7000, 6000, 300, 20]), vec![vec![6000, 7000, 8000, 9000]]);
     assert_eq!(merged_sizes(&[100_000, 2000, 20, 21]), Vec::<Vec<u32>>::new());
 }
+
+#[test]
+fn numeric_sorts_use_each_entrys_first_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = DocumentIndex::open_or_create(dir.path(), &IndexSpec { fields: vec![field("N")] }).unwrap();
+    let docs = [doc("a", json!({"N": [3, 1]})), doc("b", json!({"N": [2.5, 9]})), doc("c", json!({"N": ["x", 2]}))];
+    index.apply(&docs, &[], 3).unwrap();
+    // First numbers: a 3, b 2.5 (2 as a long), c 2 (the string is not a number).
+    let sorted = |kind: SortKind, descending: bool| index.search(&Filter::All, &[by("N", kind, descending)], 0, 10).unwrap().keys;
+    assert_eq!(sorted(SortKind::Double, false), vec!["c", "b", "a"]);
+    assert_eq!(sorted(SortKind::Double, true), vec!["a", "b", "c"]);
+    assert_eq!(sorted(SortKind::Long, true)[0], "a");
+    assert_eq!(index.search(&eq("N", Value::Double(2.5)), &[], 0, 10).unwrap().keys, vec!["b"]);
+    assert_eq!(index.search(&eq("N", Value::Double(9.0)), &[], 0, 10).unwrap().keys, vec!["b"]);
+    assert_eq!(index.search(&eq("N", Value::Long(1)), &[], 0, 10).unwrap().keys, vec!["a"]);
+}
