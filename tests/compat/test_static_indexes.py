@@ -4,6 +4,8 @@ Expected answers are computed from the documents the test wrote."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from ravendb.documents.indexes.abstract_index_creation_tasks import AbstractJavaScriptIndexCreationTask
 from ravendb.documents.operations.indexes import GetIndexOperation, PutIndexesOperation
@@ -320,3 +322,27 @@ def test_javascript_dynamic_fields(server_url, db_name, http):
     run = lambda q: sorted(d["name"] for d in http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": q, "WaitForNonStaleResults": True}).json()["Results"])
     assert run("from index 'Dyn' where search(analyzed, 'fox')") == ["Brown Fox"]
     assert run("from index 'Dyn' where len = 8") == ["Lazy Dog"]
+
+
+def test_database_last_indexing_time_follows_the_indexes_and_a_reset(store):
+    from ravendb.documents.operations.indexes import ResetIndexOperation
+    from ravendb.documents.operations.statistics import GetStatisticsOperation
+
+    from corvid_support import wait_until
+
+    # No index has indexed anything yet: RavenDB reports null.
+    assert store.maintenance.send(GetStatisticsOperation()).last_indexing_time is None
+    _users(store, 5)
+    UsersByAge().execute(store)
+
+    def indexed_time():
+        stats = store.maintenance.send(GetStatisticsOperation())
+        index = next(i for i in stats.indexes if i.name == "UsersByAge")
+        return None if index.stale else stats.last_indexing_time
+
+    first = wait_until(indexed_time)
+    assert first is not None
+    time.sleep(0.02)
+    store.maintenance.send(ResetIndexOperation("UsersByAge"))
+    second = wait_until(lambda: (t := indexed_time()) is not None and t > first and t)
+    assert second > first

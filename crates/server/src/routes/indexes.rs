@@ -12,7 +12,7 @@ use crate::query::QueryParams;
 use crate::responses::{blocking, json_value, no_content};
 use crate::state::AppState;
 
-fn date_or_null(nanos: i64) -> Value {
+pub(crate) fn date_or_null(nanos: i64) -> Value {
     if nanos > 0 {
         Value::String(format_date(nanos))
     } else {
@@ -180,8 +180,11 @@ pub async fn index_status(State(state): State<AppState>, Path(db): Path<String>)
     Ok(json_value(StatusCode::OK, &json!({"Status": overall, "Indexes": indexes})))
 }
 
-pub async fn stats_summaries(state: &AppState, db: &str) -> ApiResult<Vec<Value>> {
-    Ok(infos(state, db).await?.iter().map(summary_json).collect())
+/// The stats summary of every index, and the latest time any of them indexed (0 when none has).
+pub async fn stats_summaries(state: &AppState, db: &str) -> ApiResult<(Vec<Value>, i64)> {
+    let infos = infos(state, db).await?;
+    let last_indexing_time = infos.iter().map(|i| i.last_indexing_time).max().unwrap_or(0);
+    Ok((infos.iter().map(summary_json).collect(), last_indexing_time))
 }
 
 /// `PUT /databases/{db}/admin/indexes` with `{"Indexes": [IndexDefinition, ...]}`: creates or replaces static

@@ -32,7 +32,8 @@ fn size(bytes: u64) -> Value {
     json!({"SizeInBytes": bytes, "HumaneSize": humane(bytes)})
 }
 
-fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>) -> Value {
+/// `last_indexing_time`: the latest batch of any index (RavenDB's database-level `LastIndexingTime`).
+fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>, last_indexing_time: i64) -> Value {
     json!({
         "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": 0,
         "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
@@ -42,7 +43,7 @@ fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>) -> Value {
         "DatabaseChangeVector": if stats.last_database_etag > 0 { corvid_types::format_change_vector(stats.last_database_etag, &stats.database_id) } else { String::new() },
         "DatabaseId": stats.database_id, "Is64Bit": true, "Pager": "LMDB",
         "LastDocEtag": stats.last_doc_etag, "LastDatabaseEtag": stats.last_database_etag,
-        "LastIndexingTime": null,
+        "LastIndexingTime": super::indexes::date_or_null(last_indexing_time),
         "SizeOnDisk": size(stats.size_on_disk), "TempBuffersSizeOnDisk": size(0),
         "NumberOfTransactionMergerQueueOperations": stats.queued_writes
     })
@@ -51,15 +52,15 @@ fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>) -> Value {
 pub async fn database_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
-    let indexes = super::indexes::stats_summaries(&state, &db).await?;
-    Ok(json_value(StatusCode::OK, &stats_json(&stats, indexes)))
+    let (indexes, last_indexing_time) = super::indexes::stats_summaries(&state, &db).await?;
+    Ok(json_value(StatusCode::OK, &stats_json(&stats, indexes, last_indexing_time)))
 }
 
 pub async fn detailed_stats(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let stats = blocking(move || Ok(database.stats()?)).await?;
-    let indexes = super::indexes::stats_summaries(&state, &db).await?;
-    let mut body = stats_json(&stats, indexes);
+    let (indexes, last_indexing_time) = super::indexes::stats_summaries(&state, &db).await?;
+    let mut body = stats_json(&stats, indexes, last_indexing_time);
     body["CountOfIdentities"] = json!(stats.count_of_identities);
     body["CountOfCompareExchange"] = json!(0);
     body["CountOfCompareExchangeTombstones"] = json!(0);
