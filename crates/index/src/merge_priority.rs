@@ -3,6 +3,8 @@
 //! a steady stream of updates that shows as seconds of write-to-visible lag. Merges only need the CPU that is
 //! left over: the merge policy catches up when the machine is idle.
 //!
+//! Background checkpoints (`DocumentIndex::checkpoint_if_due`) lower their own thread the same way.
+//!
 //! tantivy names its merge threads `merge_thread_<n>` and offers no hook to set their priority, so after a
 //! writer is opened every thread of the process with that name is given a higher nice value (Linux: per
 //! thread). Lowering a priority needs no privilege, and doing it again is harmless.
