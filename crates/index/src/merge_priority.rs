@@ -55,15 +55,37 @@ fn set_nice(_tid: u32, _nice: i32) {}
 
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
+    fn nice_of(tid: u32) -> i64 {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
+        // Fields after the parenthesised name; nice is the 19th field of the line.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        rest.split(' ').nth(16).unwrap().parse().unwrap()
+    }
+
+    fn own_tid() -> u32 {
+        // SAFETY: gettid has no arguments.
+        #[allow(unsafe_code)]
+        let tid = unsafe { libc::gettid() } as u32;
+        tid
+    }
+
+    /// A checkpoint thread lowers itself to the merge nice value; the thread that started it keeps its own.
+    #[test]
+    fn a_thread_lowers_only_itself() {
+        let own_before = nice_of(own_tid());
+        let lowered = std::thread::spawn(|| {
+            super::lower_this_thread();
+            nice_of(own_tid())
+        })
+        .join()
+        .unwrap();
+        assert_eq!(lowered, i64::from(super::MERGE_NICE).max(own_before));
+        assert_eq!(nice_of(own_tid()), own_before);
+    }
+
     /// A thread named like tantivy's merge threads gets the merge nice value; other threads keep theirs.
     #[test]
     fn merge_threads_get_a_lower_priority() {
-        let nice_of = |tid: u32| -> i64 {
-            let stat = std::fs::read_to_string(format!("/proc/self/task/{tid}/stat")).unwrap();
-            // Fields after the parenthesised name; nice is the 19th field of the line.
-            let rest = &stat[stat.rfind(')').unwrap() + 2..];
-            rest.split(' ').nth(16).unwrap().parse().unwrap()
-        };
         let (tx, rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let merge = std::thread::Builder::new()
