@@ -31,12 +31,16 @@ pub(crate) fn lower_merge_threads() {
 /// writeback runs on the calling thread) otherwise take CPU from the indexing threads that keep up.
 pub(crate) fn lower_this_thread() {
     #[cfg(target_os = "linux")]
-    {
-        // SAFETY: gettid has no arguments.
-        #[allow(unsafe_code)]
-        let tid = unsafe { libc::gettid() } as u32;
-        set_nice(tid, MERGE_NICE);
-    }
+    set_nice(current_tid(), MERGE_NICE);
+}
+
+/// The kernel's id of the calling thread (what `setpriority` and `/proc/self/task` name threads by).
+#[cfg(target_os = "linux")]
+fn current_tid() -> u32 {
+    // SAFETY: gettid has no arguments.
+    #[allow(unsafe_code)]
+    let tid = unsafe { libc::gettid() } as u32;
+    tid
 }
 
 #[cfg(target_os = "linux")]
@@ -62,25 +66,20 @@ mod tests {
         rest.split(' ').nth(16).unwrap().parse().unwrap()
     }
 
-    fn own_tid() -> u32 {
-        // SAFETY: gettid has no arguments.
-        #[allow(unsafe_code)]
-        let tid = unsafe { libc::gettid() } as u32;
-        tid
-    }
+    use super::current_tid;
 
     /// A checkpoint thread lowers itself to the merge nice value; the thread that started it keeps its own.
     #[test]
     fn a_thread_lowers_only_itself() {
-        let own_before = nice_of(own_tid());
+        let own_before = nice_of(current_tid());
         let lowered = std::thread::spawn(|| {
             super::lower_this_thread();
-            nice_of(own_tid())
+            nice_of(current_tid())
         })
         .join()
         .unwrap();
         assert_eq!(lowered, i64::from(super::MERGE_NICE).max(own_before));
-        assert_eq!(nice_of(own_tid()), own_before);
+        assert_eq!(nice_of(current_tid()), own_before);
     }
 
     /// A thread named like tantivy's merge threads gets the merge nice value; other threads keep theirs.
@@ -91,17 +90,12 @@ mod tests {
         let merge = std::thread::Builder::new()
             .name("merge_thread_42".into())
             .spawn(move || {
-                // SAFETY: gettid has no arguments.
-                #[allow(unsafe_code)]
-                let tid = unsafe { libc::gettid() } as u32;
-                tx.send(tid).unwrap();
+                tx.send(current_tid()).unwrap();
                 done_rx.recv().unwrap();
             })
             .unwrap();
         let tid = rx.recv().unwrap();
-        // SAFETY: as above.
-        #[allow(unsafe_code)]
-        let own = unsafe { libc::gettid() } as u32;
+        let own = current_tid();
         let own_before = nice_of(own);
         super::lower_merge_threads();
         assert_eq!(nice_of(tid), i64::from(super::MERGE_NICE).max(own_before));
