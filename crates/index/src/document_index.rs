@@ -525,8 +525,8 @@ impl DocumentIndex {
                 // Analyzed fields keep one short sort key (see `entry::add_analyzed_only`).
                 SortKind::AlphaNumeric if field.analyzed_only => KeySource::Str(field.sort_string.name.clone()),
                 SortKind::AlphaNumeric => KeySource::Str(field.sort_alnum.name.clone()),
-                SortKind::Long => KeySource::Numeric(field.sort_long.name.clone()),
-                SortKind::Double => KeySource::Numeric(field.sort_double.name.clone()),
+                SortKind::Long => KeySource::Numeric(field.long.name.clone()),
+                SortKind::Double => KeySource::Numeric(field.double.name.clone()),
                 SortKind::Score => unreachable!("handled above"),
                 SortKind::Distance { lat_e7, lng_e7 } => {
                     let columns = field.spatial.clone().ok_or_else(|| {

@@ -170,8 +170,8 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
                 }
             }
             if let Some((l, d)) = numeric(value) {
-                doc.add_i64(field.long, l);
-                doc.add_f64(field.double, d);
+                doc.add_i64(field.long.field, l);
+                doc.add_f64(field.double.field, d);
             }
         }
     }

@@ -730,7 +730,7 @@ impl DocumentIndex {
     /// Numeric columns of aggregated fields; a field the index does not have aggregates nothing (as in
     /// RavenDB, where it has no values).
     fn aggregate_column_names(&self, fields: &[String]) -> Vec<Option<String>> {
-        fields.iter().map(|f| self.column_name(f, |h| &h.sort_double).ok()).collect()
+        fields.iter().map(|f| self.column_name(f, |h| &h.double).ok()).collect()
     }
 
     /// The comparisons of `range` as column intervals, deciding numbers exactly as the range query would (the
@@ -743,7 +743,6 @@ impl DocumentIndex {
                 if bounds.is_empty() || !bounds.iter().all(|v| matches!(v, Value::Long(_) | Value::Double(_))) {
                     return None;
                 }
-                let schema = &self.schema.schema;
                 if bounds.iter().any(|v| matches!(v, Value::Double(_))) {
                     let as_f64 = |b: &Option<(Value, bool)>| match b {
                         None => Bound::Unbounded,
@@ -751,7 +750,7 @@ impl DocumentIndex {
                         Some((Value::Double(d), inclusive)) => inclusive_or_not(*d, *inclusive),
                         Some(_) => unreachable!("numeric bound"),
                     };
-                    let column = schema.get_field_name(handles.double).to_owned();
+                    let column = handles.double.name.clone();
                     let (low, high) = f64::closed(as_f64(lower), as_f64(upper));
                     Some(vec![Interval::Double { column, low, high }])
                 } else {
@@ -760,7 +759,7 @@ impl DocumentIndex {
                         Some((Value::Long(l), inclusive)) => inclusive_or_not(*l, *inclusive),
                         Some(_) => unreachable!("long bound"),
                     };
-                    let column = schema.get_field_name(handles.long).to_owned();
+                    let column = handles.long.name.clone();
                     let (low, high) = i64::closed(as_i64(lower), as_i64(upper));
                     Some(vec![Interval::Long { column, low, high }])
                 }

@@ -183,9 +183,9 @@ impl<'a> QueryBuilder<'a> {
 
     fn equal(&self, field: &FieldHandles, value: &Value, exact: bool) -> BoxQuery {
         match value {
-            Value::Long(v) => term_query(Term::from_field_i64(field.long, *v)),
+            Value::Long(v) => term_query(Term::from_field_i64(field.long.field, *v)),
             Value::Double(v) => {
-                let term = Term::from_field_f64(field.double, *v);
+                let term = Term::from_field_f64(field.double.field, *v);
                 Box::new(RangeQuery::new(Bound::Included(term.clone()), Bound::Included(term)))
             }
             _ => term_query(self.keyword_term(field, value, exact).expect("keyword value")),
@@ -216,9 +216,9 @@ impl<'a> QueryBuilder<'a> {
         if kinds.iter().all(|v| numeric(v)) {
             let any_double = kinds.iter().any(|v| matches!(v, Value::Double(_)));
             let to_term = |v: &Value| match (v, any_double) {
-                (Value::Long(l), false) => Term::from_field_i64(field.long, *l),
-                (Value::Long(l), true) => Term::from_field_f64(field.double, *l as f64),
-                (Value::Double(d), _) => Term::from_field_f64(field.double, *d),
+                (Value::Long(l), false) => Term::from_field_i64(field.long.field, *l),
+                (Value::Long(l), true) => Term::from_field_f64(field.double.field, *l as f64),
+                (Value::Double(d), _) => Term::from_field_f64(field.double.field, *d),
                 _ => unreachable!("numeric bound"),
             };
             return Ok(Box::new(RangeQuery::new(bound(lower, to_term), bound(upper, to_term))));

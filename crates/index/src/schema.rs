@@ -59,12 +59,11 @@ pub(crate) struct FieldHandles {
     pub term: Field,
     pub exact: Option<Field>,
     pub search: Option<Field>,
-    pub long: Field,
-    pub double: Field,
+    /// Numbers as i64 (indexed and fast) and as f64 (fast); numeric sorts read the first value of each entry.
+    pub long: Column,
+    pub double: Column,
     pub sort_string: Column,
     pub sort_alnum: Column,
-    pub sort_long: Column,
-    pub sort_double: Column,
     /// Every term of the entry, for facets.
     pub facet: Column,
     /// Spatial fields: their points and shapes.
@@ -130,8 +129,8 @@ impl IndexSchema {
             .map(|(i, f): (usize, &FieldSpec)| {
                 let name = format!("f{i}");
                 let analyzer = f.analyzer.as_deref().and_then(Analyzer::from_name).unwrap_or(Analyzer::Standard);
-                let long = builder.add_i64_field(&format!("{name}_l"), numeric.clone());
-                let double = builder.add_f64_field(&format!("{name}_d"), fast_numeric.clone());
+                let long = column(format!("{name}_l"), |n| builder.add_i64_field(n, numeric.clone()));
+                let double = column(format!("{name}_d"), |n| builder.add_f64_field(n, fast_numeric.clone()));
                 let handles = FieldHandles {
                     path: f.path.clone(),
                     term: builder.add_text_field(&name, keyword.clone()),
@@ -142,9 +141,6 @@ impl IndexSchema {
                     double,
                     sort_string: column(format!("{name}_ss"), |n| builder.add_text_field(n, sort_string.clone())),
                     sort_alnum: column(format!("{name}_sa"), |n| builder.add_text_field(n, sort_string.clone())),
-                    // The first value of a multi-valued column is the entry's first number.
-                    sort_long: Column { name: format!("{name}_l"), field: long },
-                    sort_double: Column { name: format!("{name}_d"), field: double },
                     facet: column(format!("{name}_fv"), |n| builder.add_text_field(n, sort_string.clone())),
                     analyzer,
                     case_sensitive: f.case_sensitive,
