@@ -3,6 +3,7 @@
 
 mod control;
 mod definition;
+mod explain;
 mod js_map;
 mod output_collection;
 mod output_references;
@@ -11,6 +12,7 @@ mod static_index;
 mod worker;
 
 pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
+pub use explain::{IndexExplanation, QueryExplanation};
 pub use output_collection::{output_collection_of, ReduceOutput};
 pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};
 pub use static_index::{compile_definition, SourceLanguage, StaticIndex};

@@ -331,17 +331,7 @@ impl IndexRegistry {
         if let Some(found) = self.find_covering(collection, needed) {
             return Ok((found, false));
         }
-        let base = self
-            .all()
-            .into_iter()
-            .filter(|h| {
-                !h.definition.is_map_reduce() && !h.definition.is_static() && h.definition.collection.eq_ignore_ascii_case(collection)
-            })
-            .max_by_key(|h| h.definition.fields.len());
-        let definition = match base {
-            Some(base) => base.definition.extended_with(needed),
-            None => AutoIndexDefinition::new(collection, needed.to_vec()),
-        };
+        let (definition, _) = self.map_index_to_create(collection, needed);
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic index");
@@ -355,20 +345,14 @@ impl IndexRegistry {
         group_by: &[String],
         aggregations: &[Aggregation],
     ) -> Result<(Arc<IndexHandle>, bool), EngineError> {
-        let find = || self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, aggregations));
-        if let Some(found) = find() {
+        if let Some(found) = self.find_covering_reduce(collection, group_by, aggregations) {
             return Ok((found, false));
         }
         let _guard = self.create_lock.lock();
-        if let Some(found) = find() {
+        if let Some(found) = self.find_covering_reduce(collection, group_by, aggregations) {
             return Ok((found, false));
         }
-        let mut wanted: Vec<Aggregation> = aggregations.to_vec();
-        // Extend an index with the same reduce key by the union of aggregations.
-        if let Some(base) = self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, &[])) {
-            wanted.extend(base.definition.aggregations.iter().cloned());
-        }
-        let definition = AutoIndexDefinition::map_reduce(collection, group_by.to_vec(), wanted);
+        let (definition, _) = self.reduce_index_to_create(collection, group_by, aggregations);
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic map-reduce index");
@@ -446,7 +430,52 @@ impl IndexRegistry {
         Ok(true)
     }
 
-    fn find_covering(&self, collection: &str, needed: &[AutoIndexField]) -> Option<Arc<IndexHandle>> {
+    /// The automatic index a map query that no index covers creates: the widest automatic index of the
+    /// collection extended with the query's fields (returned too), or a new one.
+    pub(super) fn map_index_to_create(
+        &self,
+        collection: &str,
+        needed: &[AutoIndexField],
+    ) -> (AutoIndexDefinition, Option<Arc<IndexHandle>>) {
+        let base = self
+            .all()
+            .into_iter()
+            .filter(|h| {
+                !h.definition.is_map_reduce() && !h.definition.is_static() && h.definition.collection.eq_ignore_ascii_case(collection)
+            })
+            .max_by_key(|h| h.definition.fields.len());
+        match base {
+            Some(base) => (base.definition.extended_with(needed), Some(base)),
+            None => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
+        }
+    }
+
+    /// The automatic map-reduce index a `group by` query that no index covers creates: the index with the same
+    /// reduce key (returned too) extended with the query's aggregations, or a new one.
+    pub(super) fn reduce_index_to_create(
+        &self,
+        collection: &str,
+        group_by: &[String],
+        aggregations: &[Aggregation],
+    ) -> (AutoIndexDefinition, Option<Arc<IndexHandle>>) {
+        let mut wanted: Vec<Aggregation> = aggregations.to_vec();
+        let base = self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, &[]));
+        if let Some(base) = &base {
+            wanted.extend(base.definition.aggregations.iter().cloned());
+        }
+        (AutoIndexDefinition::map_reduce(collection, group_by.to_vec(), wanted), base)
+    }
+
+    pub(super) fn find_covering_reduce(
+        &self,
+        collection: &str,
+        group_by: &[String],
+        aggregations: &[Aggregation],
+    ) -> Option<Arc<IndexHandle>> {
+        self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, aggregations))
+    }
+
+    pub(super) fn find_covering(&self, collection: &str, needed: &[AutoIndexField]) -> Option<Arc<IndexHandle>> {
         self.indexes
             .read()
             .iter()

@@ -8,7 +8,7 @@ use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
-use super::planner::{plan, Plan, ProjectionPlan, Source, ID_PATH};
+use super::planner::{explain, plan, Plan, ProjectionPlan, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
@@ -193,6 +193,11 @@ fn js_sandbox(functions: &[String], function: &str) -> Result<corvid_js::Sandbox
 }
 
 impl Database {
+    /// Which automatic index `request` uses (or would create) and why, without running it or creating anything.
+    pub fn explain_query(&self, request: &QueryRequest) -> Result<crate::indexing::QueryExplanation, EngineError> {
+        explain(self, request)
+    }
+
     pub fn query(&self, request: &QueryRequest) -> Result<QueryResponse, EngineError> {
         let plan = plan(self, request)?;
         let now = now_nanos();

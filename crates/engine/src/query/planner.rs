@@ -15,7 +15,7 @@ use super::highlight::HighlightPlan;
 use super::projection::{counter_path, ProjectedField};
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
-use crate::indexing::{Aggregation, AutoIndexField, IndexHandle, ALL_DOCS};
+use crate::indexing::{Aggregation, AutoIndexField, IndexExplanation, IndexHandle, QueryExplanation, ALL_DOCS};
 use crate::{Database, EngineError};
 
 pub(crate) enum Source {
@@ -103,6 +103,18 @@ struct Translator<'a> {
     needed: Vec<AutoIndexField>,
     /// For `moreLikeThis`: the database (source document) and the named index (term statistics).
     more_like_this: Option<(&'a Database, Arc<IndexHandle>)>,
+}
+
+impl<'a> Translator<'a> {
+    fn new(request: &'a QueryRequest, query: &Query) -> Translator<'a> {
+        Translator {
+            text: request.query.as_str(),
+            parameters: &request.parameters,
+            alias: query.from.alias.as_ref().map(|a| a.name.clone()),
+            needed: Vec::new(),
+            more_like_this: None,
+        }
+    }
 }
 
 impl Translator<'_> {
@@ -634,13 +646,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let text = request.query.as_str();
     let query = corvid_rql::parse(text).map_err(|e| invalid(e.to_string()))?;
     reject_unsupported(&query, text, request.for_operation)?;
-    let mut t = Translator {
-        text,
-        parameters: &request.parameters,
-        alias: query.from.alias.as_ref().map(|a| a.name.clone()),
-        needed: Vec::new(),
-        more_like_this: None,
-    };
+    let mut t = Translator::new(request, &query);
 
     let skip = paging(query.offset.as_ref(), &t, "offset")?.or(request.start).unwrap_or(0);
     let take = paging(query.limit.as_ref(), &t, "limit")?.or(request.page_size).unwrap_or(usize::MAX);
@@ -783,12 +789,8 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
                 FromSource::Collection { name, .. } => (name.clone(), false),
                 _ => (ALL_DOCS.to_owned(), true),
             };
-            let ids = match &query.where_clause {
-                Some(w) => id_only(w, &t)?,
-                None => None,
-            };
-            let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
-            if filterless && query.order_by.is_empty() && facets.is_none() && suggestions.is_none() {
+            let (direct, ids) = reads_collection_directly(&query, &t, facets.is_some() || suggestions.is_some())?;
+            if direct {
                 let source = if all_docs { Source::AllDocs { name: "AllDocs".into() } } else { Source::Collection { name: collection } };
                 (source, Filter::All, Vec::new(), ids, false)
             } else {
@@ -822,6 +824,56 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         counter_includes,
         related_counter_includes,
     })
+}
+
+/// Which automatic index a dynamic query uses and why (`queries?debug=explain`), found as [`plan`] finds it
+/// but without creating one. A query that reads its collection directly is explained as such.
+pub(crate) fn explain(db: &Database, request: &QueryRequest) -> Result<QueryExplanation, EngineError> {
+    let text = request.query.as_str();
+    let query = corvid_rql::parse(text).map_err(|e| invalid(e.to_string()))?;
+    reject_unsupported(&query, text, request.for_operation)?;
+    let (collection, all_docs) = match &query.from.source {
+        FromSource::Collection { name, .. } => (name.clone(), false),
+        FromSource::AllDocs { .. } => (ALL_DOCS.to_owned(), true),
+        FromSource::Index { name, .. } => {
+            return Err(invalid(format!("Explain works on dynamic queries ('from <collection>'); this query names its index, '{name}'")))
+        }
+    };
+    if !query.group_by.is_empty() {
+        let needs = reduce_needs(&query, text)?;
+        return Ok(db.indexes.explain_reduce(&collection, &needs.group_by, &needs.aggregations));
+    }
+    let mut t = Translator::new(request, &query);
+    let (facets, suggestions) = match &query.select {
+        Some(select) => (plan_facets(db, &select.projection, &mut t)?, plan_suggestions(&select.projection, &mut t)?),
+        None => (None, None),
+    };
+    if reads_collection_directly(&query, &t, facets.is_some() || suggestions.is_some())?.0 {
+        let name = format!("collection/{}", if all_docs { "AllDocs" } else { collection.as_str() });
+        let reason = "The query neither filters nor sorts: it reads the collection's documents directly, without an index";
+        return Ok(QueryExplanation {
+            index_name: name.clone(),
+            explanations: vec![IndexExplanation { index: name, reason: reason.to_owned() }],
+        });
+    }
+    where_filter(&query, &mut t)?;
+    order_by(&query, &mut t)?;
+    Ok(db.indexes.explain_map(&collection, &t.needed))
+}
+
+/// Whether a query on a collection reads the collection's documents without an index: it neither sorts nor
+/// filters (other than by document ids, returned too) and asks for no facets or suggestions.
+fn reads_collection_directly(
+    query: &Query,
+    t: &Translator<'_>,
+    facets_or_suggestions: bool,
+) -> Result<(bool, Option<Vec<String>>), EngineError> {
+    let ids = match &query.where_clause {
+        Some(w) => id_only(w, t)?,
+        None => None,
+    };
+    let filterless = query.where_clause.as_ref().is_none_or(|w| matches!(w, Expr::True(_)) || ids.is_some());
+    Ok((filterless && query.order_by.is_empty() && !facets_or_suggestions, ids))
 }
 
 fn where_filter(query: &Query, t: &mut Translator<'_>) -> Result<Filter, EngineError> {
@@ -895,16 +947,15 @@ fn random_seed(query: &Query, t: &Translator<'_>) -> Result<Option<u64>, EngineE
     Ok(None)
 }
 
-/// `from Coll group by a, b select a, count() as n, sum(x) [where ...] [order by ...]`: a map-reduce index.
-fn plan_group_by(
-    db: &Database,
-    request: &QueryRequest,
-    query: &Query,
-    collection: &str,
-    skip: usize,
-    take: usize,
-) -> Result<Plan, EngineError> {
-    let text = request.query.as_str();
+/// What a `group by` query needs of a map-reduce index: its reduce key, its outputs (by name: a group by
+/// field or an aggregation) and every aggregation it uses (outputs, `where` and `order by`).
+struct ReduceNeeds {
+    group_by: Vec<String>,
+    selected: Vec<(String, Result<String, Aggregation>)>,
+    aggregations: Vec<Aggregation>,
+}
+
+fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
     let alias = query.from.alias.as_ref().map(|a| a.name.clone());
     let strip = |path: &FieldPath| alias.as_deref().and_then(|a| path.strip_alias(a)).unwrap_or_else(|| path.clone()).dotted();
     let mut group_by = Vec::new();
@@ -964,6 +1015,19 @@ fn plan_group_by(
     if let Some(w) = &query.where_clause {
         visit_operands(w, &mut note_calls);
     }
+    Ok(ReduceNeeds { group_by, selected, aggregations })
+}
+
+/// `from Coll group by a, b select a, count() as n, sum(x) [where ...] [order by ...]`: a map-reduce index.
+fn plan_group_by(
+    db: &Database,
+    request: &QueryRequest,
+    query: &Query,
+    collection: &str,
+    skip: usize,
+    take: usize,
+) -> Result<Plan, EngineError> {
+    let ReduceNeeds { group_by, selected, aggregations } = reduce_needs(query, request.query.as_str())?;
     let (handle, created_index) = db.indexes.find_or_create_reduce(collection, &group_by, &aggregations)?;
     let definition = &handle.definition;
     let mut outputs = Vec::new();

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, header_tag, json};
+use crate::responses::{blocking, header_tag, json, json_value};
 use crate::state::AppState;
 
 /// Parses a .NET TimeSpan (`[d.]hh:mm:ss[.fffffff]`), as clients send timeouts.
@@ -87,6 +87,9 @@ pub async fn post_query(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
+    if explain_requested(&query) {
+        return explain(state, db, request).await;
+    }
     run(state, db, headers, request).await
 }
 
@@ -98,7 +101,22 @@ pub async fn get_query(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref());
     let request = request_from_query_string(&query)?;
+    if explain_requested(&query) {
+        return explain(state, db, request).await;
+    }
     run(state, db, headers, request).await
+}
+
+/// `?debug=explain`: the query is not run; the answer says which index it would use and why.
+fn explain_requested(query: &QueryParams) -> bool {
+    query.get_non_empty("debug").is_some_and(|d| d.eq_ignore_ascii_case("explain"))
+}
+
+async fn explain(state: AppState, db: String, request: QueryRequest) -> ApiResult<Response> {
+    let database = state.landlord.database(&db).await?;
+    let explained = blocking(move || Ok(database.explain_query(&request)?)).await?;
+    let results: Vec<Value> = explained.explanations.iter().map(|e| serde_json::json!({"Index": e.index, "Reason": e.reason})).collect();
+    Ok(json_value(StatusCode::OK, &serde_json::json!({"IndexName": explained.index_name, "Results": results})))
 }
 
 async fn run(state: AppState, db: String, headers: HeaderMap, request: QueryRequest) -> ApiResult<Response> {
