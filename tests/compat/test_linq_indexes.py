@@ -3,6 +3,7 @@ LoadDocument) evaluated natively; expected answers computed from the documents t
 
 from __future__ import annotations
 
+import datetime
 import random
 from collections import defaultdict
 
@@ -52,6 +53,37 @@ def test_map_index_with_computed_fields(store):
         assert [u.age for u in got] == list(range(20, 30))
         got = list(s.query_index_type(UsersByNameAndAge, User).where_equals("Upper", "USER7"))
         assert [u.name for u in got] == ["user7"]
+
+
+class Shipment:
+    def __init__(self, name: str = None, ordered_at: datetime.datetime = None, shipped_at: datetime.datetime = None):
+        self.name = name
+        self.ordered_at = ordered_at
+        self.shipped_at = shipped_at
+
+
+class ShipmentDelays(AbstractIndexCreationTask):
+    def __init__(self):
+        super().__init__()
+        self.map = "from s in docs.Shipments select new { Delay = s.shipped_at - ((DateTime?)s.ordered_at) }"
+
+
+def test_date_differences_compare_with_timespan_parameters(store):
+    """`DateTime - DateTime` is a TimeSpan: the client sends timedelta parameters as ticks, and ranges on the
+    difference compare them (official suite: test_query_with_duration)."""
+    now = datetime.datetime(2026, 11, 25, 12, 0, 0)
+    delays = {f"s{i}": datetime.timedelta(minutes=random.randint(1, 10_000)) for i in range(40)}
+    with store.open_session() as s:
+        for name, delay in delays.items():
+            s.store(Shipment(name=name, ordered_at=now - delay, shipped_at=now), f"shipments/{name}")
+        s.save_changes()
+    ShipmentDelays().execute(store)
+    bound = datetime.timedelta(hours=48)
+    with store.open_session() as s:
+        short = list(s.query_index_type(ShipmentDelays, Shipment).wait_for_non_stale_results().where_less_than("Delay", bound))
+        long = list(s.query_index_type(ShipmentDelays, Shipment).where_greater_than_or_equal("Delay", bound))
+    assert sorted(x.name for x in short) == sorted(n for n, d in delays.items() if d < bound)
+    assert sorted(x.name for x in long) == sorted(n for n, d in delays.items() if d >= bound)
 
 
 def test_map_reduce_follows_random_writes(store, server_url, db_name, http):

@@ -218,6 +218,11 @@ impl<'a> Eval<'a> {
         }
         let x = self.eval(a)?;
         let y = self.eval(b)?;
+        if op == BinOp::Sub {
+            if let Some(ticks) = date_difference(&x, &y) {
+                return Ok(Value::from(ticks));
+            }
+        }
         Ok(match op {
             BinOp::Eq => Value::Bool(equals(&x, &y)),
             BinOp::Ne => Value::Bool(!equals(&x, &y)),

@@ -9,7 +9,8 @@
 //! * Expressions: member paths, `?.`, indexers, casts `(int)`, `(double?)`, `(decimal)`; literals
 //!   (`1m`, `2.5d`, `@"verbatim"`, `'c'`); `+ - * / %`, comparisons, `&& || !`, `?:`, `??`; `new { … }`
 //!   with implicit member names (`new { u.Name }` gives `Name`), `new[] { … }`, `new object[] { … }`,
-//!   `new DateTime(y, m, d)`; lambdas.
+//!   `new DateTime(y, m, d)`; lambdas; `date - date` is a TimeSpan, as its ticks (100 ns; time zone suffixes
+//!   are not read).
 //! * Methods: string (`ToLower`, `ToUpper`, `Contains`, `StartsWith`, `EndsWith`, `Substring`, `Split`,
 //!   `Trim`, `IndexOf`, `Replace`, `Length`), `string.Join/IsNullOrEmpty/Concat/Format`, the LINQ operators
 //!   on arrays and groups (`Sum`, `Count`, `Min`, `Max`, `Average`, `Select`, `Where`, `Any`, `All`,

@@ -139,6 +139,28 @@ pub(crate) fn date_parts(s: &str) -> Option<[u32; 7]> {
     Some([y, mo, da, h, mi, se, fr])
 }
 
+/// 100-nanosecond ticks since 0001-01-01 (.NET's `DateTime.Ticks`) of date parts; time zone suffixes are not
+/// read, so both sides of a difference are taken in the same zone.
+pub(crate) fn date_ticks(p: [u32; 7]) -> i64 {
+    // Days from the civil date (proleptic Gregorian), counted from 0001-01-01.
+    let (y, m, d) = (i64::from(p[0]) - i64::from(p[1] <= 2), i64::from(p[1]), i64::from(p[2]));
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    // 0000-03-01 is day 0 of era 0; 0001-01-01 is 306 days later.
+    let days = era * 146_097 + day_of_era - 306;
+    let seconds = days * 86_400 + i64::from(p[3]) * 3_600 + i64::from(p[4]) * 60 + i64::from(p[5]);
+    seconds * 10_000_000 + i64::from(p[6])
+}
+
+/// `a - b` of two dates: a TimeSpan, as its ticks (the form clients send TimeSpan query parameters in); `None`
+/// unless both are date strings.
+pub(crate) fn date_difference(a: &Value, b: &Value) -> Option<i64> {
+    let (Value::String(a), Value::String(b)) = (a, b) else { return None };
+    Some(date_ticks(date_parts(a)?) - date_ticks(date_parts(b)?))
+}
+
 pub(crate) fn format_date(p: [u32; 7]) -> String {
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}", p[0], p[1], p[2], p[3], p[4], p[5], p[6])
 }

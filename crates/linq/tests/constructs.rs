@@ -400,3 +400,21 @@ fn maps_that_read_metadata_are_known() {
         assert!(LinqIndex::compile(&[source], None).unwrap().reads_metadata(), "{source}");
     }
 }
+
+/// `DateTime - DateTime` is a TimeSpan, indexed as its .NET ticks (100 ns), the form clients send TimeSpan
+/// query parameters in; across a leap day, a year boundary and with fractions of a second.
+#[test]
+fn date_subtraction_gives_timespan_ticks() {
+    let doc = json!({"Shipped": "2024-03-01T01:00:00.0000000", "Ordered": "2024-02-28T23:00:00.0000000", "At": "2023-12-31T23:59:59.5Z"});
+    assert_eq!(eval("u.Shipped - ((DateTime?)u.Ordered)", doc.clone()), json!(2 * 3600 * 10_000_000i64 + 24 * 3600 * 10_000_000i64));
+    assert_eq!(eval("u.Ordered - u.Shipped", doc.clone()), json!(-(26 * 3600 * 10_000_000i64)));
+    // 2024-01-01T00:00:00 minus 2023-12-31T23:59:59.5: half a second.
+    assert_eq!(eval("DateTime.Parse(\"2024-01-01\") - u.At", doc.clone()), json!(5_000_000));
+    // .NET: new DateTime(2000, 1, 1).Ticks == 630822816000000000.
+    assert_eq!(eval("u.Ordered - \"0001-01-01T00:00:00\"", json!({"Ordered": "2000-01-01T00:00:00"})), json!(630_822_816_000_000_000i64));
+    // Other strings still do not subtract.
+    assert!(LinqIndex::compile(&["from u in docs.Users select new { v = u.A - u.B }"], None)
+        .unwrap()
+        .map(0, "users/1", "Users", &json!({"A": "x", "B": "y"}), &json!({}), &mut NoDocuments)
+        .is_err());
+}
