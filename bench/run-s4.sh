@@ -100,15 +100,15 @@ for k in ("search", "reduce"):
 # Corvid merges the segments of a cold build once it is caught up (decision 0015); wait for that background
 # work to end, so it does not take CPU from OpenSearch's timed load (OpenSearch's own merges after its
 # refresh are likewise outside its time, and are waited for the same way before PostgreSQL's).
-settle() {  # settle SYSTEM: until the process uses < 5% of a core over 2 s (at most 180 s)
-    local t0 c0 c1 i
+settle() {  # settle SYSTEM [WHEN]: until the process uses < 5% of a core over 2 s (at most 180 s)
+    local t0 c0 c1 i when=${2:-after its load/build}
     t0=$(now)
     for i in $(seq 1 90); do
         c0=$(cpu_of "$1"); sleep 2; c1=$(cpu_of "$1")
         if awk -v a="$c0" -v b="$c1" 'BEGIN { exit !((b - a) / 2 < 0.05) }'; then break; fi
     done
     log "$1 settled after $(secs "$t0" "$(now)") s"
-    note "$1: background work after its load/build settled in $(secs "$t0" "$(now)") s (not part of any timing)"
+    note "$1: background work $when settled in $(secs "$t0" "$(now)") s (not part of any timing)"
 }
 settle corvid
 
@@ -278,10 +278,21 @@ for sys in corvid opensearch; do
     case " $SYSTEMS " in *" $sys "*) ;; *) continue ;; esac
     log "write-to-visible lag on $sys: $UPDATE_RATE updates/s for ${LAG_DURATION}s, every ${LAG_TRACK_EVERY}th polled by a search on its unique Title token"
     if [ $sys = corvid ]; then url=$CORVID_URL; st=(--state "$STATE"); else url=$OS_URL; st=(); fi
+    # The other systems' background work (merges after their own query steps' updates) must not share the
+    # two cores with the system being measured; each measured system keeps its own background work.
+    others=""
+    for other in $SYSTEMS; do
+        [ "$other" = "$sys" ] && continue
+        settle "$other" "before the $sys lag step"
+        others="$others $other"
+    done
+    declare -A oc0=()
+    for other in $others; do oc0[$other]=$(cpu_of "$other"); done
     c0=$(cpu_of $sys)
     out=$("$PY" "$S4" updates --target $sys --url "$url" --count "$N" --seed "$SEED" --rate "$UPDATE_RATE" \
         --duration "$LAG_DURATION" "${st[@]}" --track-every "$LAG_TRACK_EVERY" --run-seed 7 --salt "${sys:0:1}")
     c1=$(cpu_of $sys)
+    for other in $others; do note "CPU of $other during the $sys lag step: $(secs "${oc0[$other]}" "$(cpu_of "$other")") s"; done
     log "lag $sys: $out"
     echo "$out" >"$W/lag_$sys.json"; rec "$W/lag_$sys.json" kind=lag "system=$sys" "cpu_s=$(secs "$c0" "$c1")"
     echo "$out" | "$PY" -c 'import json,sys; j = json.load(sys.stdin)
