@@ -157,11 +157,7 @@ impl AutoIndexDefinition {
         let mut wanted = group_by.to_vec();
         wanted.sort_by_key(|g| sort_key(g));
         wanted.dedup();
-        self.is_map_reduce()
-            && !self.is_static()
-            && self.collection.eq_ignore_ascii_case(collection)
-            && self.group_by == wanted
-            && aggregations.iter().all(|a| self.aggregations.contains(a))
+        self.is_auto_reduce_of(collection) && self.group_by == wanted && aggregations.iter().all(|a| self.aggregations.contains(a))
     }
 
     pub fn is_all_docs(&self) -> bool {
@@ -169,10 +165,18 @@ impl AutoIndexDefinition {
     }
 
     /// Whether this index can answer a query needing `needed` on `collection`.
+    /// An automatic map index of `collection`: one a dynamic query on it may use or extend.
+    pub fn is_auto_map_of(&self, collection: &str) -> bool {
+        !self.is_map_reduce() && !self.is_static() && self.collection.eq_ignore_ascii_case(collection)
+    }
+
+    /// An automatic map-reduce index of `collection`: one a `group by` query on it may use or extend.
+    pub fn is_auto_reduce_of(&self, collection: &str) -> bool {
+        self.is_map_reduce() && !self.is_static() && self.collection.eq_ignore_ascii_case(collection)
+    }
+
     pub fn covers(&self, collection: &str, needed: &[AutoIndexField]) -> bool {
-        !self.is_map_reduce()
-            && !self.is_static()
-            && self.collection.eq_ignore_ascii_case(collection)
+        self.is_auto_map_of(collection)
             && needed.iter().all(|n| {
                 self.fields
                     .iter()

@@ -58,7 +58,7 @@ impl IndexRegistry {
         let mut explanations = Vec::new();
         for handle in self.all() {
             let definition = &handle.definition;
-            if definition.is_static() || definition.is_map_reduce() || !definition.collection.eq_ignore_ascii_case(collection) {
+            if !definition.is_auto_map_of(collection) {
                 continue;
             }
             let reason = if same_handle(&chosen, &handle) {
@@ -93,7 +93,7 @@ impl IndexRegistry {
         let mut explanations = Vec::new();
         for handle in self.all() {
             let definition = &handle.definition;
-            if definition.is_static() || !definition.is_map_reduce() || !definition.collection.eq_ignore_ascii_case(collection) {
+            if !definition.is_auto_reduce_of(collection) {
                 continue;
             }
             let reason = if same_handle(&chosen, &handle) {

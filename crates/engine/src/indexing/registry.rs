@@ -437,13 +437,7 @@ impl IndexRegistry {
         collection: &str,
         needed: &[AutoIndexField],
     ) -> (AutoIndexDefinition, Option<Arc<IndexHandle>>) {
-        let base = self
-            .all()
-            .into_iter()
-            .filter(|h| {
-                !h.definition.is_map_reduce() && !h.definition.is_static() && h.definition.collection.eq_ignore_ascii_case(collection)
-            })
-            .max_by_key(|h| h.definition.fields.len());
+        let base = self.all().into_iter().filter(|h| h.definition.is_auto_map_of(collection)).max_by_key(|h| h.definition.fields.len());
         match base {
             Some(base) => (base.definition.extended_with(needed), Some(base)),
             None => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
