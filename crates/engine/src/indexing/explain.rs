@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::definition::{Aggregation, AutoIndexField};
+use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
 use super::registry::{IndexHandle, IndexRegistry};
 
 /// One index considered for a query, as RavenDB's explain answers it (`{"Index": ..., "Reason": ...}`).
@@ -55,70 +55,76 @@ impl IndexRegistry {
     /// `needed`.
     pub fn explain_map(&self, collection: &str, needed: &[AutoIndexField]) -> QueryExplanation {
         let chosen = self.find_covering(collection, needed);
-        let mut explanations = Vec::new();
-        for handle in self.all() {
-            let definition = &handle.definition;
-            if !definition.is_auto_map_of(collection) {
-                continue;
-            }
-            let reason = if same_handle(&chosen, &handle) {
-                "Selected: it indexes every field the query filters or sorts on".to_owned()
-            } else if definition.covers(collection, needed) {
-                let chosen = chosen.as_ref().map(|c| c.definition.name.as_str()).unwrap_or_default();
-                format!("Not selected: it covers the query too, but '{chosen}' has indexed more documents or more fields")
-            } else {
-                let missing: Vec<String> =
-                    needed.iter().filter(|n| !definition.covers(collection, std::slice::from_ref(n))).map(describe_field).collect();
-                format!("Not selected: it does not index {}", missing.join(", "))
-            };
-            explanations.push(IndexExplanation { index: definition.name.clone(), reason });
-        }
-        if let Some(chosen) = chosen {
-            return QueryExplanation { index_name: chosen.definition.name.clone(), explanations };
-        }
-        let (definition, base) = self.map_index_to_create(collection, needed);
-        let reason = match base {
-            Some(base) => {
-                format!("No automatic index covers the query: running it creates this index, extending '{}'", base.definition.name)
-            }
-            None => "No automatic index covers the query: running it creates this index".to_owned(),
-        };
-        explanations.push(IndexExplanation { index: definition.name.clone(), reason });
-        QueryExplanation { index_name: definition.name, explanations }
+        let explanations = self.considered(
+            |definition| definition.is_auto_map_of(collection),
+            |handle| {
+                let definition = &handle.definition;
+                if same_handle(&chosen, handle) {
+                    "Selected: it indexes every field the query filters or sorts on".to_owned()
+                } else if definition.covers(collection, needed) {
+                    let chosen = chosen.as_ref().map(|c| c.definition.name.as_str()).unwrap_or_default();
+                    format!("Not selected: it covers the query too, but '{chosen}' has indexed more documents or more fields")
+                } else {
+                    let missing: Vec<String> =
+                        needed.iter().filter(|n| !definition.covers(collection, std::slice::from_ref(n))).map(describe_field).collect();
+                    format!("Not selected: it does not index {}", missing.join(", "))
+                }
+            },
+        );
+        conclude(explanations, chosen, "automatic index", || self.map_index_to_create(collection, needed))
     }
 
     /// Explains the choice of an automatic map-reduce index for a `group by` query.
     pub fn explain_reduce(&self, collection: &str, group_by: &[String], aggregations: &[Aggregation]) -> QueryExplanation {
         let chosen = self.find_covering_reduce(collection, group_by, aggregations);
-        let mut explanations = Vec::new();
-        for handle in self.all() {
-            let definition = &handle.definition;
-            if !definition.is_auto_reduce_of(collection) {
-                continue;
-            }
-            let reason = if same_handle(&chosen, &handle) {
-                "Selected: it groups by the query's fields and computes every aggregation the query uses".to_owned()
-            } else if !definition.covers_reduce(collection, group_by, &[]) {
-                format!("Not selected: it groups by {} instead", definition.group_by.join(", "))
-            } else {
-                let missing: Vec<String> =
-                    aggregations.iter().filter(|a| !definition.aggregations.contains(a)).map(describe_aggregation).collect();
-                format!("Not selected: it does not compute {}", missing.join(", "))
-            };
-            explanations.push(IndexExplanation { index: definition.name.clone(), reason });
-        }
-        if let Some(chosen) = chosen {
-            return QueryExplanation { index_name: chosen.definition.name.clone(), explanations };
-        }
-        let (definition, base) = self.reduce_index_to_create(collection, group_by, aggregations);
-        let reason = match base {
-            Some(base) => format!(
-                "No automatic map-reduce index covers the query: running it creates this index, extending '{}'",
-                base.definition.name
-            ),
-            None => "No automatic map-reduce index covers the query: running it creates this index".to_owned(),
-        };
-        explanations.push(IndexExplanation { index: definition.name.clone(), reason });
-        QueryExplanation { index_name: definition.name, explanations }
+        let explanations = self.considered(
+            |definition| definition.is_auto_reduce_of(collection),
+            |handle| {
+                let definition = &handle.definition;
+                if same_handle(&chosen, handle) {
+                    "Selected: it groups by the query's fields and computes every aggregation the query uses".to_owned()
+                } else if !definition.covers_reduce(collection, group_by, &[]) {
+                    format!("Not selected: it groups by {} instead", definition.group_by.join(", "))
+                } else {
+                    let missing: Vec<String> =
+                        aggregations.iter().filter(|a| !definition.aggregations.contains(a)).map(describe_aggregation).collect();
+                    format!("Not selected: it does not compute {}", missing.join(", "))
+                }
+            },
+        );
+        conclude(explanations, chosen, "automatic map-reduce index", || self.reduce_index_to_create(collection, group_by, aggregations))
     }
+
+    /// Every index `candidate` accepts, with the reason `reason` gives for it.
+    fn considered(
+        &self,
+        candidate: impl Fn(&AutoIndexDefinition) -> bool,
+        reason: impl Fn(&Arc<IndexHandle>) -> String,
+    ) -> Vec<IndexExplanation> {
+        self.all()
+            .iter()
+            .filter(|handle| candidate(&handle.definition))
+            .map(|handle| IndexExplanation { index: handle.definition.name.clone(), reason: reason(handle) })
+            .collect()
+    }
+}
+
+/// The index the query uses: the chosen one, or else the one running it creates (`to_create`: its definition
+/// and the index it extends), added to the explanations.
+fn conclude(
+    mut explanations: Vec<IndexExplanation>,
+    chosen: Option<Arc<IndexHandle>>,
+    kind: &str,
+    to_create: impl FnOnce() -> (AutoIndexDefinition, Option<Arc<IndexHandle>>),
+) -> QueryExplanation {
+    if let Some(chosen) = chosen {
+        return QueryExplanation { index_name: chosen.definition.name.clone(), explanations };
+    }
+    let (definition, base) = to_create();
+    let mut reason = format!("No {kind} covers the query: running it creates this index");
+    if let Some(base) = base {
+        reason.push_str(&format!(", extending '{}'", base.definition.name));
+    }
+    explanations.push(IndexExplanation { index: definition.name.clone(), reason });
+    QueryExplanation { index_name: definition.name, explanations }
 }
