@@ -150,6 +150,24 @@ pub(crate) fn shape_contains(shape: &Shape, lat: f64, lng: f64, options: Spatial
     }
 }
 
+/// The latitudes (degrees) a point must lie between to be in (or on) a query shape: the circle's extent along
+/// its meridian (a great-circle distance is at least R·|Δlat|), or the shape's bounding rectangle. Widened by
+/// a margin that absorbs rounding, so it never rejects a point [`shape_contains`] accepts.
+pub(crate) fn latitude_band(shape: &Shape, options: SpatialOptions) -> Option<(f64, f64)> {
+    let (low, high) = match shape {
+        Shape::Circle { lat, radius_km, .. } => {
+            let half = if options.cartesian { *radius_km } else { (radius_km / EARTH_RADIUS_KM).to_degrees() };
+            (lat - half.max(0.0), lat + half.max(0.0))
+        }
+        Shape::Geometry(g) => {
+            let r = g.bounding_rect()?;
+            (r.min().y, r.max().y)
+        }
+    };
+    let margin = 1e-9 * (1.0 + low.abs().max(high.abs()));
+    Some((low - margin, high + margin))
+}
+
 /// The bounding rectangle of a shape as WKT (what a `BoundingBox` strategy field indexes).
 pub(crate) fn bounding_box_wkt(shape: &Shape, options: SpatialOptions) -> Option<String> {
     let r = to_geometry(shape, options).bounding_rect()?;
@@ -285,6 +303,39 @@ mod tests {
         // Exactly on the circle along a meridian.
         let north = 32.0 + (50.0 / EARTH_RADIUS_KM).to_degrees();
         assert!(shape_contains(&Shape::Circle { lat: 32.0, lng: 34.0, radius_km: distance_km(32.0, 34.0, north, 34.0) }, north, 34.0, geo));
+    }
+
+    #[test]
+    fn no_point_of_a_shape_lies_outside_its_latitude_band() {
+        let mut state = 11u64;
+        let mut next = || {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let triangle = parse_wkt("POLYGON((10 10, 14 10, 12 13, 10 10))").unwrap();
+        for options in [SpatialOptions::default(), SpatialOptions { cartesian: true, ..SpatialOptions::default() }] {
+            for _ in 0..20_000 {
+                let (clat, clng) = (next() * 170.0 - 85.0, next() * 360.0 - 180.0);
+                let radius = next() * 300.0 * if options.cartesian { 0.01 } else { 1.0 };
+                let (lat, lng) = (clat + next() * 6.0 - 3.0, clng + next() * 6.0 - 3.0);
+                let circle = Shape::Circle { lat: clat, lng: clng, radius_km: radius };
+                for (shape, lat, lng) in [(&circle, lat, lng), (&triangle, 9.0 + next() * 5.0, 9.0 + next() * 7.0)] {
+                    let (low, high) = latitude_band(shape, options).unwrap();
+                    if shape_contains(shape, lat, lng, options) {
+                        assert!(low <= lat && lat <= high, "{shape:?} contains ({lat}, {lng}) outside {low}..{high}");
+                    }
+                }
+            }
+            // Exactly on the circle, due north and due south.
+            let half = if options.cartesian { 0.5 } else { (50.0 / EARTH_RADIUS_KM).to_degrees() };
+            let radius = if options.cartesian { 0.5 } else { distance_km(32.0, 34.0, 32.0 + half, 34.0) };
+            let circle = Shape::Circle { lat: 32.0, lng: 34.0, radius_km: radius };
+            let (low, high) = latitude_band(&circle, options).unwrap();
+            for lat in [32.0 + half, 32.0 - half] {
+                assert!(!shape_contains(&circle, lat, 34.0, options) || (low <= lat && lat <= high));
+            }
+        }
+        assert_eq!(latitude_band(&triangle, SpatialOptions::default()).map(|(l, h)| (l.round(), h.round())), Some((10.0, 13.0)));
     }
 
     #[test]
