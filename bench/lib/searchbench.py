@@ -293,26 +293,28 @@ async def paced_writes(url, rate, duration, make_write, make_poll=None, track_ev
     # everything) and only the tasks still running are awaited.
     gc.collect()
     gc.disable()
-    t0 = time.perf_counter()
-    n, tasks, behind = 0, set(), 0
-    while True:
-        now = time.perf_counter()
-        if now >= stop_at:
-            break
-        due = t0 + n / rate
-        if due > now:
-            await asyncio.sleep(due - now)
-            continue
-        if now - due > 0.05:
-            behind += 1
-        task = asyncio.ensure_future(write(n, track_every > 0 and n % track_every == 0))
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
-        n += 1
-    while tasks:
-        await asyncio.gather(*list(tasks))
-    wall = time.perf_counter() - t0
-    gc.enable()
+    try:
+        t0 = time.perf_counter()
+        n, tasks, behind = 0, set(), 0
+        while True:
+            now = time.perf_counter()
+            if now >= stop_at:
+                break
+            due = t0 + n / rate
+            if due > now:
+                await asyncio.sleep(due - now)
+                continue
+            if now - due > 0.05:
+                behind += 1
+            task = asyncio.ensure_future(write(n, track_every > 0 and n % track_every == 0))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            n += 1
+        while tasks:
+            await asyncio.gather(*list(tasks))
+        wall = time.perf_counter() - t0
+    finally:
+        gc.enable()
     for c in list(wpool._queue) + list(qpool._queue):  # noqa: SLF001
         c.close()
     out = {"writes": n, "acked": ok[0], "write_rate": round(ok[0] / duration, 1), "duration_s": duration,
