@@ -240,6 +240,10 @@ impl<'a> Eval<'a> {
             }
             BinOp::Add if x.is_string() || y.is_string() => Value::String(to_text(&x) + &to_text(&y)),
             _ => {
+                // RavenDB's null object converts implicitly to a number on the right of an integer (C# picks its
+                // conversion to int, 0): `5 / doc.Missing` divides by zero there and `5 + doc.Missing` is 5. On
+                // the left it makes the result null, as it does on the right of a floating-point number (NaN).
+                let y = if y.is_null() && matches!(num(&x), Some(Num::I(_))) { Value::from(0) } else { y };
                 let (Some(p), Some(q)) = (num(&x), num(&y)) else {
                     if x.is_null() || y.is_null() {
                         return Ok(Value::Null);

@@ -95,6 +95,12 @@ fn arithmetic_keeps_ints() {
     assert_eq!(eval("u.A + u.F", d.clone()), json!(8.5));
     assert_eq!(eval("u.S + u.A + u.Missing", d.clone()), json!("s7"));
     assert_eq!(eval("u.Missing + 1", d.clone()), Value::Null);
+    assert_eq!(eval("u.Missing * u.A", d.clone()), Value::Null);
+    // A null on the right of an integer is 0 (RavenDB's null object converts to int), of a double NaN (null).
+    assert_eq!(eval("u.A + u.Missing", d.clone()), json!(7));
+    assert_eq!(eval("5 - u.Missing", d.clone()), json!(5));
+    assert_eq!(eval("u.A * u.Missing", d.clone()), json!(0));
+    assert_eq!(eval("u.F * u.Missing", d.clone()), Value::Null);
     assert_eq!(eval("-u.A", d), json!(-7));
 }
 
@@ -292,6 +298,10 @@ fn runtime_errors_do_not_panic() {
     assert_eq!(e.kind, ErrorKind::Runtime);
     assert_eq!(e.message, "Attempted to divide by zero");
     assert_eq!((e.line, e.column), (1, 49));
+    // As in RavenDB, an integer divided by a missing member divides by zero.
+    let index = LinqIndex::compile(&["from u in docs.Users select new { a = 5 / u.Age }"], None).unwrap();
+    let e = index.map(0, "a/1", "Users", &json!({"age": 0}), &json!({}), &mut NoDocuments).unwrap_err();
+    assert_eq!(e.message, "Attempted to divide by zero");
     let index = LinqIndex::compile(&["from u in docs.Users select new { v = u.S.Substring(10) }"], None).unwrap();
     assert!(index.map(0, "a/1", "Users", &json!({"S": "abc"}), &json!({}), &mut NoDocuments).is_err());
 }
