@@ -45,6 +45,12 @@ def test_whole_values_with_levenshtein(store):
         assert r["name"].suggestions == ["oren"]
         r = s.query_index("NamesExact", User).suggest_using(lambda x: x.by_field("name", "John Steinback").with_options(SuggestionOptions(accuracy=0.4))).execute()
         assert r["name"].suggestions == ["john steinbeck"]
+        # A term is found through the n-gram sizes both lengths use (Lucene's spell checker): "oern", by single
+        # letters and pairs, never meets "john steinbeck", indexed by 3- and 4-grams, though their similarity
+        # (0.21) passes the accuracy.
+        options = SuggestionOptions(accuracy=0.2, page_size=10, distance=StringDistanceTypes.LEVENSHTEIN)
+        r = s.query_index("NamesExact", User).suggest_using(lambda x: x.by_field("name", "Oern").with_options(options)).execute()
+        assert r["name"].suggestions == ["oren"]
         # An exact match is not a suggestion.
         assert s.query_index("NamesExact", User).suggest_using(lambda x: x.by_field("name", "Oren")).execute()["name"].suggestions == []
 

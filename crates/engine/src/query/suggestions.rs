@@ -182,9 +182,13 @@ pub(crate) fn run_suggest(index: &DocumentIndex, plan: &SuggestPlan) -> Result<V
                 continue;
             }
             // Only terms sharing an n-gram with the searched word are candidates, as in Lucene's spell
-            // checker; the similarity then decides.
+            // checker, whose index holds each term's n-grams of the sizes for the term's own length: a term is
+            // found through the sizes both lengths use ("oern" does not find "john steinbeck", whose 3- and
+            // 4-grams the single letters and pairs of a 4-letter word never meet). The similarity then decides.
             let term_chars: Vec<char> = term.chars().collect();
-            if !grams(&term_chars, sizes.clone()).iter().any(|g| wanted.contains(g)) {
+            let term_sizes = gram_sizes(term_chars.len());
+            let shared = *sizes.start().max(term_sizes.start())..=*sizes.end().min(term_sizes.end());
+            if shared.is_empty() || !grams(&term_chars, shared).iter().any(|g| wanted.contains(g)) {
                 continue;
             }
             let score = similarity(plan.options.distance, &searched, term);
