@@ -164,7 +164,6 @@ impl AutoIndexDefinition {
         self.collection.eq_ignore_ascii_case(ALL_DOCS)
     }
 
-    /// Whether this index can answer a query needing `needed` on `collection`.
     /// An automatic map index of `collection`: one a dynamic query on it may use or extend.
     pub fn is_auto_map_of(&self, collection: &str) -> bool {
         !self.is_map_reduce() && !self.is_static() && self.collection.eq_ignore_ascii_case(collection)
@@ -175,6 +174,7 @@ impl AutoIndexDefinition {
         self.is_map_reduce() && !self.is_static() && self.collection.eq_ignore_ascii_case(collection)
     }
 
+    /// Whether this index can answer a query needing `needed` on `collection`.
     pub fn covers(&self, collection: &str, needed: &[AutoIndexField]) -> bool {
         self.is_auto_map_of(collection)
             && needed.iter().all(|n| {

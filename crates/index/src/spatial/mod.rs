@@ -178,17 +178,16 @@ impl SpatialQuery {
     /// column finds them without reading every entry (a radius query over 500k points read them all, 12 ms).
     fn candidates(&self, reader: &SegmentReader, columns: &SegmentShapes) -> Vec<DocId> {
         let band = latitude_band(&self.shape, self.columns.options);
-        match (band, &columns.lats) {
-            (Some((low, high)), Some(lats)) if self.relation != SpatialRelation::Disjoint && !columns.has_shapes() => {
-                let mut docs = Vec::new();
-                lats.get_docids_for_value_range(low..=high, 0..reader.max_doc(), &mut docs);
-                // An entry with several points in the band is listed once per point.
-                docs.dedup();
-                docs
-            }
-            (Some(_), None) if self.relation != SpatialRelation::Disjoint && !columns.has_shapes() => Vec::new(),
-            _ => (0..reader.max_doc()).collect(),
-        }
+        let Some((low, high)) = band.filter(|_| self.relation != SpatialRelation::Disjoint && !columns.has_shapes()) else {
+            return (0..reader.max_doc()).collect();
+        };
+        // Without a latitude column the segment holds no point, and no shape either.
+        let Some(lats) = &columns.lats else { return Vec::new() };
+        let mut docs = Vec::new();
+        lats.get_docids_for_value_range(low..=high, 0..reader.max_doc(), &mut docs);
+        // An entry with several points in the band is listed once per point.
+        docs.dedup();
+        docs
     }
 
     fn matching(&self, reader: &SegmentReader) -> tantivy::Result<Vec<DocId>> {
