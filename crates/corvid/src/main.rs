@@ -58,7 +58,8 @@ fn run(settings: settings::Settings) -> std::io::Result<()> {
     if let Some(dir) = &_temp_dir {
         config.data_dir = dir.path().to_owned();
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("corvid-http").build()?;
+    // Documents nest up to --max-json-depth levels, parsed and written recursively on these threads.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("corvid-http").thread_stack_size(8 << 20).build()?;
     let stop = Arc::new(Notify::new());
     if let Some(pid) = settings.parent_pid {
         watch_parent(pid, stop.clone());

@@ -23,6 +23,7 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --write-queue-capacity <n>        queued writes per database before 503      [16384]
   --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
   --log-requests <true|false>       one log line per request                   [true]
+  --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
   --log <filter>                    log filter, e.g. info or debug             [info]
   --auto-index-idle-after-ms <n>    unqueried automatic index becomes idle     [1800000]
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
@@ -44,6 +45,7 @@ const SETTING_NAMES: &[&str] = &[
     "write_queue_capacity",
     "map_size_bytes",
     "log_requests",
+    "max_json_depth",
     "log",
     "debug_slow_open",
     "auto_index_idle_after_ms",
@@ -79,6 +81,7 @@ struct FileSettings {
     write_queue_capacity: Option<usize>,
     map_size_bytes: Option<usize>,
     log_requests: Option<bool>,
+    max_json_depth: Option<usize>,
     log: Option<String>,
     auto_index_idle_after_ms: Option<u64>,
     auto_index_delete_after_ms: Option<u64>,
@@ -116,6 +119,13 @@ impl Settings {
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
+            "max_json_depth" => {
+                let max = corvid_types::json::MAX_CONFIGURABLE_DEPTH;
+                c.max_json_depth = parse(name, value)?;
+                if !(1..=max).contains(&c.max_json_depth) {
+                    return Err(format!("{name} must be between 1 and {max}"));
+                }
+            }
             "auto_index_idle_after_ms" => c.database.auto_index_idle_after = Duration::from_millis(parse(name, value)?),
             "auto_index_delete_after_ms" => c.database.auto_index_delete_after = Duration::from_millis(parse(name, value)?),
             "log" => self.log_filter = value.to_owned(),
@@ -143,6 +153,7 @@ impl Settings {
             ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
+            ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),
             ("log", file.log),
             ("auto_index_idle_after_ms", file.auto_index_idle_after_ms.map(|v| v.to_string())),
             ("auto_index_delete_after_ms", file.auto_index_delete_after_ms.map(|v| v.to_string())),

@@ -60,7 +60,7 @@ fn missing_document(id: &str) -> EngineError {
 
 /// Client metadata with the server-kept `@attachments` and `@counters` of the stored document added.
 pub(crate) fn with_extras(txn: &WriteTxn<'_>, key: &str, client_metadata: &str) -> Result<(String, u32), EngineError> {
-    let mut meta: Map<String, Value> = serde_json::from_str(client_metadata).unwrap_or_default();
+    let mut meta: Map<String, Value> = corvid_types::json::parse(client_metadata).unwrap_or_default();
     meta.shift_remove("@attachments");
     meta.shift_remove("@counters");
     let mut bits = 0;

@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use corvid_storage::push_json_string;
+use corvid_types::json;
 use corvid_types::metadata as meta;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -33,6 +34,11 @@ impl<'de> Deserialize<'de> for RawFields<'de> {
 
 use crate::EngineError;
 
+/// The error of a document over the limits every stored document meets (so every reader can parse it).
+fn refused(e: json::JsonLimitError) -> EngineError {
+    EngineError::bad_request(format!("The document was refused: {e}"))
+}
+
 /// A document as sent by a client, split for storage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IncomingDocument {
@@ -47,6 +53,7 @@ impl IncomingDocument {
     /// Like `from_value`, without parsing the body: its fields are copied as the client wrote them, only
     /// `@metadata` is parsed (bulk insert's fast path).
     pub fn from_raw(raw: &RawValue) -> Result<IncomingDocument, EngineError> {
+        json::check_text(raw.get(), json::max_depth()).map_err(refused)?;
         let fields: Vec<(Cow<'_, str>, &RawValue)> = serde_json::from_str::<RawFields<'_>>(raw.get())
             .map_err(|e| EngineError::bad_request(format!("A document must be a JSON object: {e}")))?
             .0;
@@ -79,6 +86,7 @@ impl IncomingDocument {
     }
 
     pub fn from_value(value: Value) -> Result<IncomingDocument, EngineError> {
+        json::check_value(&value, json::max_depth()).map_err(refused)?;
         let Value::Object(mut fields) = value else {
             return Err(EngineError::bad_request("A document must be a JSON object"));
         };

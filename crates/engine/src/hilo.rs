@@ -59,7 +59,7 @@ fn stored_max(txn: &corvid_storage::WriteTxn<'_>, id: &str) -> Result<Option<u64
     let Some(doc) = txn.document(&id_key(id))? else {
         return Ok(None);
     };
-    let body: serde_json::Value = serde_json::from_str(&doc.body).map_err(|e| EngineError::bad_request(e.to_string()))?;
+    let body: serde_json::Value = corvid_types::json::parse(&doc.body).map_err(|e| EngineError::bad_request(e.to_string()))?;
     Ok(Some(body.get("Max").and_then(|m| m.as_u64().or_else(|| m.as_f64().map(|f| f as u64))).unwrap_or(0)))
 }
 

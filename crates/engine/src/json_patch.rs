@@ -173,7 +173,7 @@ pub(crate) fn json_patch_in_txn(
         });
     };
     let body: Value =
-        serde_json::from_str(&current.body).map_err(|e| EngineError::Internal(format!("stored document {id} is not JSON: {e}")))?;
+        corvid_types::json::parse(&current.body).map_err(|e| EngineError::Internal(format!("stored document {id} is not JSON: {e}")))?;
     let patched = apply(&body, ops)?;
     if !patched.is_object() {
         return Err(bad("a JSON patch must leave the document an object"));

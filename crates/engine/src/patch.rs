@@ -190,7 +190,7 @@ impl TxnHost<'_, '_> {
         match op {
             "load" => match argument(0) {
                 Value::String(id) => match self.txn.document(&id_key(&id))? {
-                    Some(record) => Ok(serde_json::from_str(&record.to_json_string(false))
+                    Some(record) => Ok(corvid_types::json::parse(&record.to_json_string(false))
                         .map_err(|e| EngineError::Internal(format!("stored document {id} is not JSON: {e}")))?),
                     None => Ok(Value::Null),
                 },
@@ -230,7 +230,7 @@ impl TxnHost<'_, '_> {
 
 impl Host for TxnHost<'_, '_> {
     fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
-        let arguments: Vec<Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        let arguments: Vec<Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
         self.answer(op, arguments).map(|v| v.to_string()).map_err(|e| e.to_string())
     }
 }
@@ -252,7 +252,7 @@ fn run_script(
     });
     output.append(&mut host.output);
     let text = result?;
-    serde_json::from_str(&text).map_err(|e| EngineError::Internal(format!("patch result is not JSON: {e}")))
+    corvid_types::json::parse(&text).map_err(|e| EngineError::Internal(format!("patch result is not JSON: {e}")))
 }
 
 /// JSON equality where `1` and `1.0` are the same number (scripts round-trip numbers through doubles).
@@ -262,6 +262,29 @@ fn same_json(a: &Value, b: &Value) -> bool {
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same_json(a, b)),
         (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w))),
         _ => a == b,
+    }
+}
+
+/// Puts back the text of every number the script left at the same place with the same value. Scripts see
+/// numbers as doubles, so `79228162514264337593543950335`, `1.10` or `-0` come out of any script as
+/// `7.922816251426434e+28`, `1.1` or `0`; a number the script did not change keeps the digits it was
+/// written with, as RavenDB keeps the fields a patch does not touch.
+fn restore_untouched_numbers(original: &Value, patched: &mut Value) {
+    match (original, patched) {
+        (Value::Number(before), Value::Number(after)) if before != after && before.as_f64() == after.as_f64() => {
+            *after = before.clone();
+        }
+        (Value::Array(before), Value::Array(after)) => {
+            before.iter().zip(after.iter_mut()).for_each(|(b, a)| restore_untouched_numbers(b, a));
+        }
+        (Value::Object(before), Value::Object(after)) => {
+            for (key, a) in after.iter_mut() {
+                if let Some(b) = before.get(key) {
+                    restore_untouched_numbers(b, a);
+                }
+            }
+        }
+        _ => {}
     }
 }
 
@@ -312,7 +335,7 @@ pub(crate) fn patch_document(
     }
     let original_json = current.to_json_string(false);
     let original: Value =
-        serde_json::from_str(&original_json).map_err(|e| EngineError::Internal(format!("stored document {id} is not JSON: {e}")))?;
+        corvid_types::json::parse(&original_json).map_err(|e| EngineError::Internal(format!("stored document {id} is not JSON: {e}")))?;
     let mut patched = run_script(txn, &command.patch, alias, &original_json, now, &mut output)?;
     if !patched.is_object() {
         return Err(EngineError::Script { message: format!("the patch of {id} left the document as {patched}; it must stay an object") });
@@ -330,6 +353,7 @@ pub(crate) fn patch_document(
         }
     } else {
         keep_collection(&mut patched, &current.collection);
+        restore_untouched_numbers(&original, &mut patched);
         let document = IncomingDocument::from_value(patched)?;
         // The current version was checked above; the put must not check again (ids may differ in case).
         let reply = put_in_txn(txn, &current.id, &ExpectedChangeVector::Any, document, now)?;
@@ -421,6 +445,19 @@ mod tests {
         assert!(same_json(&json!({"a": 1, "b": [1.0]}), &json!({"a": 1.0, "b": [1]})));
         assert!(!same_json(&json!({"a": 1}), &json!({"a": 2})));
         assert!(!same_json(&json!({"a": 1}), &json!({"a": 1, "b": null})));
+    }
+
+    #[test]
+    fn numbers_a_script_did_not_change_keep_their_text() {
+        let parse = |t: &str| corvid_types::json::parse::<Value>(t).unwrap();
+        let original = parse(r#"{"big":79228162514264337593543950335,"price":1.10,"zero":-0,"list":[1E-7,2.50],"n":{"x":1.0}}"#);
+        // What a script that set `changed` and `n.x = 2` returns: every other number through a double.
+        let mut patched = parse(r#"{"big":7.922816251426434e+28,"price":1.1,"zero":0,"list":[1e-7,2.5,3],"n":{"x":2},"changed":1}"#);
+        restore_untouched_numbers(&original, &mut patched);
+        assert_eq!(
+            patched.to_string(),
+            r#"{"big":79228162514264337593543950335,"price":1.10,"zero":-0,"list":[1E-7,2.50,3],"n":{"x":2},"changed":1}"#
+        );
     }
 
     #[test]

@@ -108,7 +108,7 @@ impl Database {
     }
 
     fn referenced_ids(&self, record: &DocumentRecord, include_paths: &[String]) -> Result<Vec<String>, EngineError> {
-        let body: serde_json::Value = serde_json::from_str(&record.body)
+        let body: serde_json::Value = corvid_types::json::parse(&record.body)
             .map_err(|e| EngineError::Storage(corvid_storage::StorageError::Corrupted { table: "docs", context: e.to_string() }))?;
         let mut out = Vec::new();
         for path in include_paths {

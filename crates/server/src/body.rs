@@ -3,6 +3,7 @@
 use axum::body::Body;
 use axum::http::HeaderMap;
 use bytes::Bytes;
+use corvid_types::json::RequestJsonError;
 
 use crate::error::ApiError;
 
@@ -31,7 +32,11 @@ pub fn parse_json(bytes: &[u8]) -> Result<serde_json::Value, ApiError> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err(ApiError::InvalidJson("the body is empty".into()));
     }
-    serde_json::from_slice(bytes).map_err(|e| ApiError::InvalidJson(e.to_string()))
+    let text = std::str::from_utf8(bytes).map_err(|e| ApiError::InvalidJson(format!("the body is not UTF-8: {e}")))?;
+    corvid_types::json::parse_request(text).map_err(|e| match e {
+        RequestJsonError::Limit(limit) => ApiError::BadRequest(limit.to_string()),
+        RequestJsonError::Syntax(message) => ApiError::InvalidJson(message),
+    })
 }
 
 /// A request body read as a blocking `Read` (for streamed bodies parsed on a blocking thread). The async

@@ -25,6 +25,8 @@ pub struct ServerConfig {
     pub shutdown_timeout: Duration,
     /// Write one line per request to the log.
     pub log_requests: bool,
+    /// Deepest nesting (objects and arrays) of a document a client may write.
+    pub max_json_depth: usize,
     pub database: DatabaseOptions,
     /// Testing aid: databases whose name starts with the prefix take this long to open, to exercise the
     /// "still loading" path. Off by default.
@@ -42,6 +44,7 @@ impl Default for ServerConfig {
             database_load_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
             log_requests: true,
+            max_json_depth: corvid_types::json::DEFAULT_MAX_DEPTH,
             database: DatabaseOptions::default(),
             slow_open: None,
         }

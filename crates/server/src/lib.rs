@@ -23,6 +23,7 @@ use tokio::net::TcpListener;
 /// Binds, prints `Server available on: <url>`, serves until `shutdown` resolves, then drains requests and
 /// closes every database within the configured deadline.
 pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
+    corvid_types::json::set_max_depth(config.max_json_depth);
     let landlord = Arc::new(Landlord::open(&config)?);
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;

@@ -4,6 +4,7 @@
 mod change_vector;
 mod dates;
 mod ids;
+pub mod json;
 pub mod metadata;
 
 pub use change_vector::{format_change_vector, new_database_id, new_guid, NODE_TAG};

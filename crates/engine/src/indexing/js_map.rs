@@ -155,7 +155,7 @@ impl JsMapProgram {
         sandbox.define("__corvid_collections_fn", "(function () { return __corvid_collections(); })").map_err(error_text)?;
         sandbox.define("__corvid_map_fn", "(function (doc, i) { return __corvid_map(doc, i); })").map_err(error_text)?;
         let collections: Vec<String> =
-            serde_json::from_str(&sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
+            corvid_types::json::parse(&sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
                 .map_err(|e| e.to_string())?;
         if collections.is_empty() {
             return Err("no map(...) call found in the maps".into());
@@ -213,7 +213,7 @@ impl JsMapProgram {
     pub fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
         let values = format!("[{}]", entries.join(","));
         let out = self.sandbox.call_with_documents("__corvid_reduce_fn", &[key, &values]).map_err(error_text)?;
-        match serde_json::from_str(&out).map_err(|e| e.to_string())? {
+        match corvid_types::json::parse(&out).map_err(|e| e.to_string())? {
             Value::Array(items) => items
                 .into_iter()
                 .map(|item| match item {
@@ -229,7 +229,7 @@ impl JsMapProgram {
     /// for that collection (or for all documents) contributes.
     pub fn map(&self, collection: &str, document: &str, host: &mut dyn Host) -> Result<Vec<Map<String, Value>>, String> {
         let collections: Vec<String> =
-            serde_json::from_str(&self.sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
+            corvid_types::json::parse(&self.sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
                 .map_err(|e| e.to_string())?;
         let mut entries = Vec::new();
         for (i, c) in collections.iter().enumerate() {
@@ -238,7 +238,7 @@ impl JsMapProgram {
             }
             let index = i.to_string();
             let out = self.sandbox.call_with_host("__corvid_map_fn", &[document, &index], host).map_err(error_text)?;
-            let Value::Array(items) = serde_json::from_str(&out).map_err(|e| e.to_string())? else {
+            let Value::Array(items) = corvid_types::json::parse(&out).map_err(|e| e.to_string())? else {
                 return Err("the map did not return an object".into());
             };
             for item in items {

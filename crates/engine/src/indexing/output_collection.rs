@@ -133,7 +133,7 @@ impl ReduceOutput {
         }
         txn.put_document(id, &self.collection, text, "{}".to_owned(), flags, now)?;
         if let Some(pattern) = &self.references {
-            let old = current.and_then(|c| serde_json::from_str::<Value>(&c.body).ok()).and_then(|b| pattern.reference_id(&b));
+            let old = current.and_then(|c| corvid_types::json::parse::<Value>(&c.body).ok()).and_then(|b| pattern.reference_id(&b));
             let new = pattern.reference_id(&body);
             if old != new {
                 if let Some(old) = old {
@@ -151,7 +151,7 @@ impl ReduceOutput {
     fn remove_output(&self, txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<(), EngineError> {
         let Some(current) = txn.document(key)? else { return Ok(()) };
         if let Some(pattern) = &self.references {
-            if let Some(reference) = serde_json::from_str::<Value>(&current.body).ok().and_then(|b| pattern.reference_id(&b)) {
+            if let Some(reference) = corvid_types::json::parse::<Value>(&current.body).ok().and_then(|b| pattern.reference_id(&b)) {
                 pattern.remove(txn, &reference, &current.id, now)?;
             }
         }
@@ -168,7 +168,7 @@ impl ReduceOutput {
     fn write_key(&self, txn: &mut WriteTxn<'_>, reduce_key: &str, results: &[String], now: i64) -> Result<(), EngineError> {
         let ids = self.ids(reduce_key, results.len().max(1));
         for (id, text) in ids.iter().zip(results) {
-            let body = match serde_json::from_str::<Value>(text) {
+            let body = match corvid_types::json::parse::<Value>(text) {
                 Ok(Value::Object(fields)) => Value::Object(fields.into_iter().filter(|(k, _)| k != "@metadata").collect()),
                 _ => continue,
             };

@@ -104,7 +104,7 @@ impl ReferencePattern {
 
     fn outputs_of(&self, txn: &WriteTxn<'_>, reference_id: &str) -> Result<Vec<String>, EngineError> {
         let Some(record) = txn.document(&id_key(reference_id))? else { return Ok(Vec::new()) };
-        let body: Value = serde_json::from_str(&record.body).unwrap_or(Value::Null);
+        let body: Value = corvid_types::json::parse(&record.body).unwrap_or(Value::Null);
         Ok(body
             .get("ReduceOutputs")
             .and_then(Value::as_array)

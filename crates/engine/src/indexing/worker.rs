@@ -86,9 +86,9 @@ impl Mapper {
             Mapper::Paths => Err("automatic indexes are mapped by path".into()),
             Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
             Mapper::CSharp(program) => {
-                let body: serde_json::Value = serde_json::from_str(&record.body).map_err(|e| e.to_string())?;
+                let body: serde_json::Value = corvid_types::json::parse(&record.body).map_err(|e| e.to_string())?;
                 let metadata = if program.reads_metadata() {
-                    let mut wire: serde_json::Value = serde_json::from_str(&record.to_json_string(true)).map_err(|e| e.to_string())?;
+                    let mut wire: serde_json::Value = corvid_types::json::parse(&record.to_json_string(true)).map_err(|e| e.to_string())?;
                     wire.get_mut("@metadata").map(serde_json::Value::take).unwrap_or(serde_json::Value::Null)
                 } else {
                     serde_json::Value::Null
@@ -113,7 +113,7 @@ impl Mapper {
         match self {
             Mapper::JavaScript(program) => program.reduce_key(entry),
             Mapper::CSharp(program) => {
-                let value: serde_json::Value = serde_json::from_str(entry).map_err(|e| e.to_string())?;
+                let value: serde_json::Value = corvid_types::json::parse(entry).map_err(|e| e.to_string())?;
                 Ok(program.group_key(&value).map_err(|e| e.to_string())?.to_string())
             }
             Mapper::Paths => Err("automatic indexes have no reduce function".into()),
@@ -127,7 +127,7 @@ impl Mapper {
             Mapper::CSharp(program) => {
                 let values = entries
                     .iter()
-                    .map(|e| serde_json::from_str(e))
+                    .map(|e| corvid_types::json::parse(e))
                     .collect::<Result<Vec<serde_json::Value>, _>>()
                     .map_err(|e| e.to_string())?;
                 let out = program.reduce(&values).map_err(|e| e.to_string())?;
@@ -149,13 +149,13 @@ impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
     fn load(&mut self, id: &str) -> Option<serde_json::Value> {
         self.loaded.push(id_key(id));
         let record = self.snapshot.document(&id_key(id)).ok()??;
-        serde_json::from_str(&record.to_json_string(false)).ok()
+        corvid_types::json::parse(&record.to_json_string(false)).ok()
     }
 }
 
 impl Host for SnapshotHost<'_, '_> {
     fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
-        let arguments: Vec<serde_json::Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        let arguments: Vec<serde_json::Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
         match (op, arguments.first()) {
             ("load", Some(serde_json::Value::String(id))) => {
                 self.loaded.push(id_key(id));
@@ -374,7 +374,7 @@ fn parse_documents(
 ) -> Result<(), EngineError> {
     for record in records {
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        match serde_json::from_str(&record.body) {
+        match corvid_types::json::parse(&record.body) {
             Ok(body) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
                 emit(MappedDocument { key: id_key(&record.id), body })?;
@@ -484,7 +484,7 @@ fn resync_results(handle: &IndexHandle, reduced: &MapReduceStore, results: &Docu
 
 /// The results index entry of one reduce key, from its results (JSON texts); `None` when it has none.
 fn result_entry(key: String, texts: &[String]) -> Option<MappedDocument> {
-    let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| serde_json::from_str(t).ok()).collect();
+    let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| corvid_types::json::parse(t).ok()).collect();
     (!entries.is_empty()).then(|| MappedDocument { key, body: merge_entries(entries) })
 }
 

@@ -126,7 +126,7 @@ impl corvid_js::Host for ProjectionHost<'_, '_> {
             "counterRaw" => true,
             other => return Err(format!("{other}() is not available in projections")),
         };
-        let arguments: Vec<Value> = serde_json::from_str(arguments_json).map_err(|e| e.to_string())?;
+        let arguments: Vec<Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
         let id = arguments.first().and_then(Value::as_str).unwrap_or(self.id);
         let Some(Value::String(name)) = arguments.get(1) else {
             return Err(format!("{op}() needs a counter name (a string)"));
@@ -148,7 +148,7 @@ fn page_of(plan: &Plan) -> (usize, usize) {
 
 /// A result's JSON without its `@metadata`, to compare projections for `distinct`.
 fn without_metadata(result: &str) -> String {
-    match serde_json::from_str::<Value>(result) {
+    match corvid_types::json::parse::<Value>(result) {
         Ok(Value::Object(mut map)) => {
             map.shift_remove("@metadata");
             Value::Object(map).to_string()
@@ -485,7 +485,7 @@ impl Database {
                 || !plan.loads.is_empty()
                 || !plan.highlights.is_empty();
             let body: Value = if needs_body {
-                serde_json::from_str(&record.body)
+                corvid_types::json::parse(&record.body)
                     .map_err(|e| EngineError::Internal(format!("stored document {} is not JSON: {e}", record.id)))?
             } else {
                 Value::Null
@@ -539,7 +539,7 @@ impl Database {
                     for value in host.counters {
                         hasher.add(&value.to_be_bytes());
                     }
-                    let mut projected = match serde_json::from_str(&output) {
+                    let mut projected = match corvid_types::json::parse(&output) {
                         Ok(Value::Object(map)) => map,
                         Ok(other) => {
                             return Err(EngineError::Script {
@@ -568,7 +568,7 @@ impl Database {
                         let Some((first, rest)) = field.path.split_once('.') else { continue };
                         if let Some(i) = plan.loads.iter().position(|l| l.alias == first) {
                             let value = match &loaded[i] {
-                                Some(json) => value_at(&serde_json::from_str(json).unwrap_or(Value::Null), rest),
+                                Some(json) => value_at(&corvid_types::json::parse(json).unwrap_or(Value::Null), rest),
                                 None => Value::Null,
                             };
                             projected.insert(field.alias.clone(), value);
@@ -660,7 +660,7 @@ impl Database {
         for key in &found.keys {
             for text in store.results(key)? {
                 hasher.add(text.as_bytes());
-                let mut result: Map<String, Value> = serde_json::from_str(&text).unwrap_or_default();
+                let mut result: Map<String, Value> = corvid_types::json::parse(&text).unwrap_or_default();
                 result.insert("@metadata".into(), serde_json::json!({"@projection": false, "@index-score": 0}));
                 response.results.push(Value::Object(result).to_string());
             }
@@ -680,7 +680,7 @@ impl Database {
         let mut rows = Vec::new();
         for row in store.rows()? {
             let groups: Vec<Value> =
-                serde_json::from_str(&row.reduce_key).map_err(|e| EngineError::Internal(format!("reduce key is not JSON: {e}")))?;
+                corvid_types::json::parse(&row.reduce_key).map_err(|e| EngineError::Internal(format!("reduce key is not JSON: {e}")))?;
             let row = Row { groups, values: row.values };
             if match &reduce.filter {
                 Some(filter) => reduce.matches(&row, filter)?,

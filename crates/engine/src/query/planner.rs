@@ -420,7 +420,7 @@ impl Translator<'_> {
                 let key = corvid_types::id_key(&doc_id);
                 let record = db.store.read()?.document(&key)?;
                 let body = match record {
-                    Some(r) => serde_json::from_str(&r.body).map_err(|e| EngineError::Internal(e.to_string()))?,
+                    Some(r) => corvid_types::json::parse(&r.body).map_err(|e| EngineError::Internal(e.to_string()))?,
                     None => Json::Null,
                 };
                 (Some(key), body)
@@ -1115,7 +1115,7 @@ fn facets_from_setup(db: &Database, id: &str, t: &mut Translator<'_>) -> Result<
     let snapshot = db.store.read()?;
     let record =
         snapshot.document(&corvid_types::id_key(id))?.ok_or_else(|| invalid(format!("facet setup document '{id}' does not exist")))?;
-    let setup: Json = serde_json::from_str(&record.body).map_err(|e| EngineError::Internal(e.to_string()))?;
+    let setup: Json = corvid_types::json::parse(&record.body).map_err(|e| EngineError::Internal(e.to_string()))?;
     let aggregations_of = |value: Option<&Json>| -> Vec<FacetAggregation> {
         let mut out = Vec::new();
         if let Some(Json::Object(map)) = value {
