@@ -10,8 +10,10 @@ use axum::http::HeaderValue;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use crate::config::BodyRate;
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
+use crate::timed_body::{SlowBodyFlag, TimedBody};
 
 /// RavenDB version we answer as; the Python client refuses cluster transactions below 4.1.
 pub const SERVER_VERSION: &str = "7.0.0.70000";
@@ -21,6 +23,7 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
     let method = request.method().clone();
     let url = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
     let started = Instant::now();
+    let (request, slow_body) = timed_body(request, state.config.body_rate);
     let mut response = match state.request_slots.clone().try_acquire_owned() {
         Ok(permit) => {
             let response = next.run(request).await;
@@ -36,6 +39,9 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
             .into_response()
         }
     };
+    if slow_body.is_some_and(|flag| flag.is_set()) {
+        response = too_slow(state.config.body_rate);
+    }
     if let Some(error) = response.extensions_mut().remove::<ErrorBody>() {
         let body = serde_json::json!({
             "Url": url,
@@ -55,5 +61,27 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
             response.status().as_u16()
         );
     }
+    response
+}
+
+fn timed_body(request: Request, rate: BodyRate) -> (Request, Option<SlowBodyFlag>) {
+    if !rate.is_enabled() {
+        return (request, None);
+    }
+    let (parts, body) = request.into_parts();
+    let (body, flag) = TimedBody::wrap(body, rate);
+    (Request::from_parts(parts, body), Some(flag))
+}
+
+/// Whatever the handler answered, a body cut off for being too slow is a 408, and the connection is closed
+/// (the rest of the body is never read).
+fn too_slow(rate: BodyRate) -> Response {
+    let mut response = ApiError::Timeout(format!(
+        "The request body arrived too slowly: less than {} bytes in {} ms of waiting (request_body_min_rate, request_body_timeout_ms)",
+        rate.min_bytes_per_window(),
+        rate.window.as_millis()
+    ))
+    .into_response();
+    response.headers_mut().insert(axum::http::header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
