@@ -8,6 +8,7 @@ mod error;
 mod landlord;
 mod middleware;
 mod query;
+mod request_headers;
 mod responses;
 mod routes;
 mod state;

@@ -42,6 +42,7 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
     if slow_body.is_some_and(|flag| flag.is_set()) {
         response = too_slow(state.config.body_rate);
     }
+    let mut response = crate::error::as_error_json(response).await;
     if let Some(error) = response.extensions_mut().remove::<ErrorBody>() {
         let body = serde_json::json!({
             "Url": url,
