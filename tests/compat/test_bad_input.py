@@ -249,3 +249,55 @@ def test_multi_get_sub_request_with_an_invalid_header_is_refused(server_url, db_
     else:
         assert r.status_code == 400, (r.status_code, r.text[:300])
         assert_error_json(r)
+
+
+MAX_NAME_BYTES = 512
+LONG_NAME = "n" * 2000
+
+
+def _assert_names_limit(r):
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    message = assert_error_json(r)["Message"]
+    assert str(MAX_NAME_BYTES) in message and "2000" in message, message
+
+
+def _metadata(http, url, db, doc_id):
+    return raw_get_docs(http, url, db, [doc_id])[0]["@metadata"]
+
+
+def test_long_attachment_names_are_400_naming_the_limit(server_url, db_name, http):
+    _put(http, server_url, db_name, "files/1", {"v": 1})
+    base = f"{server_url}/databases/{db_name}/attachments?id=files/1"
+    _assert_names_limit(http.put(f"{base}&name={LONG_NAME}", data=b"content", timeout=10))
+    _assert_names_limit(http.get(f"{base}&name={LONG_NAME}", timeout=10))
+    _assert_names_limit(http.delete(f"{base}&name={LONG_NAME}", timeout=10))
+    batch = {"Commands": [{"Id": "files/1", "Type": "AttachmentPUT", "Name": LONG_NAME, "ContentType": ""}]}
+    _assert_names_limit(_bulk(http, server_url, db_name, json.dumps(batch)))
+    assert "@attachments" not in _metadata(http, server_url, db_name, "files/1")
+
+    # A name of exactly the limit is stored.
+    longest = "é" * (MAX_NAME_BYTES // 2)
+    r = http.put(f"{base}&name={requests.utils.quote(longest)}", data=b"content", timeout=10)
+    assert r.status_code == 201, r.text
+    assert [a["Name"] for a in _metadata(http, server_url, db_name, "files/1")["@attachments"]] == [longest]
+
+
+def test_long_counter_names_are_400_naming_the_limit(server_url, db_name, http):
+    _put(http, server_url, db_name, "counted/1", {"v": 1})
+    ops = {"Documents": [{"DocumentId": "counted/1", "Operations": [{"Type": "Increment", "CounterName": LONG_NAME, "Delta": 1}]}]}
+    _assert_names_limit(http.post(f"{server_url}/databases/{db_name}/counters", json=ops, timeout=10))
+    batch = {"Commands": [{"Id": "counted/1", "Type": "Counters", "Counters": ops["Documents"][0]}]}
+    _assert_names_limit(_bulk(http, server_url, db_name, json.dumps(batch)))
+    r = http.get(f"{server_url}/databases/{db_name}/counters?docId=counted/1&counter={LONG_NAME}", timeout=10)
+    _assert_names_limit(r)
+    patch = {"Patch": {"Script": f"incrementCounter(this, '{LONG_NAME}', 1)", "Values": {}}}
+    r = http.patch(doc_url(server_url, db_name, "counted/1"), json=patch, timeout=10)
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert str(MAX_NAME_BYTES) in assert_error_json(r)["Message"]
+    assert "@counters" not in _metadata(http, server_url, db_name, "counted/1")
+
+    longest = "c" * MAX_NAME_BYTES
+    ops["Documents"][0]["Operations"][0]["CounterName"] = longest
+    r = http.post(f"{server_url}/databases/{db_name}/counters", json=ops, timeout=10)
+    assert r.status_code == 200, r.text
+    assert _metadata(http, server_url, db_name, "counted/1")["@counters"] == [longest]

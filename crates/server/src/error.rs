@@ -114,6 +114,7 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
+            EngineError::InvalidName(e) => ApiError::BadRequest(e.to_string()),
             EngineError::BadRequest(m) => ApiError::BadRequest(m),
             EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id),
             EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m),
@@ -130,6 +131,12 @@ impl From<EngineError> for ApiError {
                 ApiError::Internal(e.to_string())
             }
         }
+    }
+}
+
+impl From<corvid_types::NameError> for ApiError {
+    fn from(e: corvid_types::NameError) -> Self {
+        ApiError::BadRequest(e.to_string())
     }
 }
 

@@ -83,6 +83,8 @@ pub async fn put(
     let params = QueryParams::parse(query.as_deref())?;
     let id = param(&params, "id")?.to_owned();
     let name = param(&params, "name")?.to_owned();
+    // Before the upload is staged: a name that cannot be stored fails at once.
+    corvid_types::validate_name(corvid_types::NameKind::Attachment, &name)?;
     let mut content_type = params.get("contentType").unwrap_or_default().to_owned();
     let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     let database = state.landlord.database(&db).await?;
