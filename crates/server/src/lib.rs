@@ -9,6 +9,7 @@ mod landlord;
 mod middleware;
 mod query;
 mod request_headers;
+mod request_log;
 mod responses;
 mod routes;
 mod state;
@@ -20,6 +21,7 @@ pub use state::AppState;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
@@ -33,8 +35,8 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
     let public_url = config.public_url(local);
-    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone());
-    let app = routes::router(state);
+    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone())?;
+    let app = routes::router(state.clone());
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -54,5 +56,8 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     let left = config.shutdown_timeout.saturating_sub(started.elapsed());
     tracing::info!(ms = left.as_millis() as u64, "closing databases");
     tokio::task::spawn_blocking(move || landlord.close_all(left)).await.map_err(std::io::Error::other)?;
+    if let Some(log) = &state.request_log {
+        log.close(Duration::from_millis(100));
+    }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::HeaderValue;
+use axum::http::{HeaderValue, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -21,7 +21,8 @@ pub const SERVER_VERSION: &str = "7.0.0.70000";
 pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let number = state.request_counter.fetch_add(1, Ordering::Relaxed) + 1;
     let method = request.method().clone();
-    let url = request.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+    // A clone shares the URI's bytes: nothing is copied unless an error body or the log needs it.
+    let uri = request.uri().clone();
     let started = Instant::now();
     let (request, slow_body) = timed_body(request, state.config.body_rate);
     let mut response = match state.request_slots.clone().try_acquire_owned() {
@@ -45,7 +46,7 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
     let mut response = crate::error::as_error_json(response).await;
     if let Some(error) = response.extensions_mut().remove::<ErrorBody>() {
         let body = serde_json::json!({
-            "Url": url,
+            "Url": path_and_query(&uri),
             "Type": error.type_name,
             "Message": error.message,
             "Error": format!("{}: {}", error.type_name, error.message),
@@ -54,15 +55,14 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
         *response.body_mut() = Body::from(body.to_string());
     }
     response.headers_mut().insert("Raven-Server-Version", HeaderValue::from_static(SERVER_VERSION));
-    if state.config.log_requests {
-        tracing::info!(
-            target: "corvid::request",
-            "Request #{number:>4}: {method} - {:>5} ms - {} - {url}",
-            started.elapsed().as_millis(),
-            response.status().as_u16()
-        );
+    if let Some(log) = &state.request_log {
+        log.record(number, &method, started.elapsed(), response.status().as_u16(), path_and_query(&uri));
     }
     response
+}
+
+fn path_and_query(uri: &Uri) -> &str {
+    uri.path_and_query().map(|p| p.as_str()).unwrap_or("")
 }
 
 fn timed_body(request: Request, rate: BodyRate) -> (Request, Option<SlowBodyFlag>) {
