@@ -179,3 +179,125 @@ def test_unknown_route_is_4xx_json(server_url, db_name, http):
     if r.content:
         assert_error_json(r)
     _assert_still_serves(http, server_url, db_name)
+
+
+def _put(http, url, db, doc_id, body):
+    r = http.put(doc_url(url, db, doc_id), json=body, timeout=10)
+    assert r.status_code == 201, r.text
+    return r.json()["ChangeVector"]
+
+
+@pytest.mark.parametrize("method", ["DELETE", "PUT", "PATCH"])
+def test_non_ascii_if_match_is_400_and_changes_nothing(server_url, db_name, http, method):
+    """An If-Match the server cannot read is refused, never taken as absent (which would make the write
+    unconditional)."""
+    _put(http, server_url, db_name, "guarded/1", {"v": 1})
+    body = {"v": 2} if method == "PUT" else {"Patch": {"Script": "this.v = 3", "Values": {}}} if method == "PATCH" else None
+    r = http.request(
+        method, doc_url(server_url, db_name, "guarded/1"), json=body, headers={"If-Match": "ü:1-€".encode()}, timeout=10
+    )
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert "If-Match" in assert_error_json(r)["Message"] or "if-match" in r.json()["Message"]
+    assert raw_get_docs(http, server_url, db_name, ["guarded/1"])[0]["v"] == 1
+
+
+def test_non_ascii_if_none_match_is_400(server_url, db_name, http):
+    _put(http, server_url, db_name, "cached/1", {"v": 1})
+    r = http.get(doc_url(server_url, db_name, "cached/1"), headers={"If-None-Match": "\xff\xfe".encode("latin-1")}, timeout=10)
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert_error_json(r)
+
+
+@pytest.mark.parametrize("encoded", ["bad/%FF", "bad/%FE", "bad%C3"])
+def test_ids_that_are_not_utf8_once_decoded_are_400(server_url, db_name, http, encoded):
+    """`bad/%FF` and `bad/%FE` must not both decode to `bad/\\ufffd` and overwrite each other."""
+    r = http.put(f"{server_url}/databases/{db_name}/docs?id={encoded}", json={"a": 1}, timeout=10)
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert "UTF-8" in assert_error_json(r)["Message"]
+    r = http.get(f"{server_url}/databases/{db_name}/docs?id={encoded}", timeout=10)
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert _count(server_url, db_name) == 0
+
+
+def test_other_query_parameters_that_are_not_utf8_are_400(server_url, db_name, http):
+    _put(http, server_url, db_name, "users/1", {"v": 1})
+    for url in (
+        f"{server_url}/databases/{db_name}/docs?startsWith=us%FF",
+        f"{server_url}/databases/{db_name}/attachments?id=users/1&name=a%FF",
+        f"{server_url}/databases/{db_name}/counters?docId=users/1&counter=c%FE",
+        f"{server_url}/databases?name=%FF",
+    ):
+        r = http.get(url, timeout=10)
+        assert r.status_code == 400, (url, r.status_code, r.text[:300])
+        assert_error_json(r)
+
+
+def test_a_database_name_that_is_not_utf8_is_an_error_json(server_url, http):
+    for method in ("GET", "PUT"):
+        r = http.request(method, f"{server_url}/databases/%FF/docs?id=a", json={}, timeout=10)
+        assert r.status_code == 400, (r.status_code, r.text[:300])
+        assert_error_json(r)
+
+
+def test_multi_get_sub_request_with_an_invalid_header_is_refused(server_url, db_name, http):
+    _put(http, server_url, db_name, "users/1", {"v": 1})
+    body = {"Requests": [{"Url": f"/databases/{db_name}/docs", "Query": "?id=users/1", "Headers": {"If-None-Match": "ü"}}]}
+    r = http.post(f"{server_url}/databases/{db_name}/multi_get", json=body, timeout=10)
+    # Refused as a whole or as the sub-request, but never answered as if the header were absent.
+    if r.status_code == 200:
+        assert r.json()["Results"][0]["StatusCode"] == 400, r.text[:300]
+    else:
+        assert r.status_code == 400, (r.status_code, r.text[:300])
+        assert_error_json(r)
+
+
+MAX_NAME_BYTES = 512
+LONG_NAME = "n" * 2000
+
+
+def _assert_names_limit(r):
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    message = assert_error_json(r)["Message"]
+    assert str(MAX_NAME_BYTES) in message and "2000" in message, message
+
+
+def _metadata(http, url, db, doc_id):
+    return raw_get_docs(http, url, db, [doc_id])[0]["@metadata"]
+
+
+def test_long_attachment_names_are_400_naming_the_limit(server_url, db_name, http):
+    _put(http, server_url, db_name, "files/1", {"v": 1})
+    base = f"{server_url}/databases/{db_name}/attachments?id=files/1"
+    _assert_names_limit(http.put(f"{base}&name={LONG_NAME}", data=b"content", timeout=10))
+    _assert_names_limit(http.get(f"{base}&name={LONG_NAME}", timeout=10))
+    _assert_names_limit(http.delete(f"{base}&name={LONG_NAME}", timeout=10))
+    batch = {"Commands": [{"Id": "files/1", "Type": "AttachmentPUT", "Name": LONG_NAME, "ContentType": ""}]}
+    _assert_names_limit(_bulk(http, server_url, db_name, json.dumps(batch)))
+    assert "@attachments" not in _metadata(http, server_url, db_name, "files/1")
+
+    # A name of exactly the limit is stored.
+    longest = "é" * (MAX_NAME_BYTES // 2)
+    r = http.put(f"{base}&name={requests.utils.quote(longest)}", data=b"content", timeout=10)
+    assert r.status_code == 201, r.text
+    assert [a["Name"] for a in _metadata(http, server_url, db_name, "files/1")["@attachments"]] == [longest]
+
+
+def test_long_counter_names_are_400_naming_the_limit(server_url, db_name, http):
+    _put(http, server_url, db_name, "counted/1", {"v": 1})
+    ops = {"Documents": [{"DocumentId": "counted/1", "Operations": [{"Type": "Increment", "CounterName": LONG_NAME, "Delta": 1}]}]}
+    _assert_names_limit(http.post(f"{server_url}/databases/{db_name}/counters", json=ops, timeout=10))
+    batch = {"Commands": [{"Id": "counted/1", "Type": "Counters", "Counters": ops["Documents"][0]}]}
+    _assert_names_limit(_bulk(http, server_url, db_name, json.dumps(batch)))
+    r = http.get(f"{server_url}/databases/{db_name}/counters?docId=counted/1&counter={LONG_NAME}", timeout=10)
+    _assert_names_limit(r)
+    patch = {"Patch": {"Script": f"incrementCounter(this, '{LONG_NAME}', 1)", "Values": {}}}
+    r = http.patch(doc_url(server_url, db_name, "counted/1"), json=patch, timeout=10)
+    assert r.status_code == 400, (r.status_code, r.text[:300])
+    assert str(MAX_NAME_BYTES) in assert_error_json(r)["Message"]
+    assert "@counters" not in _metadata(http, server_url, db_name, "counted/1")
+
+    longest = "c" * MAX_NAME_BYTES
+    ops["Documents"][0]["Operations"][0]["CounterName"] = longest
+    r = http.post(f"{server_url}/databases/{db_name}/counters", json=ops, timeout=10)
+    assert r.status_code == 200, r.text
+    assert _metadata(http, server_url, db_name, "counted/1")["@counters"] == [longest]

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
+import socket
 import time
 import uuid
+from urllib.parse import urlparse
 
+import requests
 
-from corvid_support import CorvidServer
+from corvid_support import CorvidServer, create_database, unique_db_name
 
 LINE_RE = r"Request #\s*(\d+): {method}\s+-\s+(\d+) ms - {status} - {path}"
 
@@ -50,3 +53,26 @@ def test_request_log_records_status_and_query(corvid_server, http, db_name):
         corvid_server, LINE_RE.format(method="PUT", status=201, path=rf"/databases/{db_name}/docs\?id=logged-{marker}")
     )
     assert m201, f"no 201 PUT line; log tail:\n{corvid_server.log_text()[-2000:]}"
+
+
+def test_slow_only_request_log(server_factory):
+    """With --log-requests-slower-than-ms, fast requests are not logged and slow ones are."""
+    server = server_factory(extra_args=["--log-requests-slower-than-ms", "250"])
+    db = unique_db_name("slowlog")
+    create_database(server.url, db)
+    for _ in range(3):
+        assert requests.get(f"{server.url}/build/version", timeout=10).status_code == 200
+    # A PUT whose body arrives in two parts 400 ms apart takes at least that long.
+    marker = uuid.uuid4().hex
+    parsed = urlparse(server.url)
+    body = b'{"slow": true}'
+    with socket.create_connection((parsed.hostname, parsed.port), timeout=10) as s:
+        s.sendall(f"PUT /databases/{db}/docs?id=slow-{marker} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        time.sleep(0.4)
+        s.sendall(body[5:])
+        assert s.recv(65536).startswith(b"HTTP/1.1 201")
+    slow = _wait_for_lines(server, LINE_RE.format(method="PUT", status=201, path=rf"/databases/{db}/docs\?id=slow-{marker}"))
+    assert slow, f"no line for the slow PUT; log tail:\n{server.log_text()[-2000:]}"
+    assert int(slow[0].group(2)) >= 250
+    fast = re.findall(LINE_RE.format(method="GET", status=200, path=re.escape("/build/version")), server.log_text())
+    assert fast == [], "fast requests must not be logged in slow-only mode"

@@ -19,11 +19,18 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --max-body-bytes <n>              largest request body accepted              [67108864]
   --max-attachment-bytes <n>        largest attachment accepted (streamed)     [4294967296]
   --database-load-timeout-ms <n>    wait for a database to open before 503     [30000]
-  --shutdown-timeout-ms <n>         deadline to close databases at shutdown    [30000]
+  --shutdown-timeout-ms <n>         deadline for the whole shutdown: open      [30000]
+                                    requests get half, databases the rest
+  --request-header-timeout-ms <n>   headers must arrive within; also the idle  [30000]
+                                    keep-alive limit (0: none)
+  --request-body-timeout-ms <n>     a body waited for this long without        [30000]
+                                    reaching the minimum rate gets 408 (0: none)
+  --request-body-min-rate <n>       minimum body rate, bytes per second        [240]
   --write-queue-capacity <n>        queued writes per database before 503      [16384]
   --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
   --log-requests <true|false>       one log line per request                   [true]
   --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
+  --log-requests-slower-than-ms <n> log only requests taking at least this     [0]
   --log <filter>                    log filter, e.g. info or debug             [info]
   --auto-index-idle-after-ms <n>    unqueried automatic index becomes idle     [1800000]
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
@@ -42,6 +49,10 @@ const SETTING_NAMES: &[&str] = &[
     "max_attachment_bytes",
     "database_load_timeout_ms",
     "shutdown_timeout_ms",
+    "request_header_timeout_ms",
+    "request_body_timeout_ms",
+    "request_body_min_rate",
+    "log_requests_slower_than_ms",
     "write_queue_capacity",
     "map_size_bytes",
     "log_requests",
@@ -78,6 +89,10 @@ struct FileSettings {
     max_attachment_bytes: Option<u64>,
     database_load_timeout_ms: Option<u64>,
     shutdown_timeout_ms: Option<u64>,
+    request_header_timeout_ms: Option<u64>,
+    request_body_timeout_ms: Option<u64>,
+    request_body_min_rate: Option<u64>,
+    log_requests_slower_than_ms: Option<u64>,
     write_queue_capacity: Option<usize>,
     map_size_bytes: Option<usize>,
     log_requests: Option<bool>,
@@ -116,6 +131,10 @@ impl Settings {
             "max_attachment_bytes" => c.max_attachment_bytes = parse(name, value)?,
             "database_load_timeout_ms" => c.database_load_timeout = Duration::from_millis(parse(name, value)?),
             "shutdown_timeout_ms" => c.shutdown_timeout = Duration::from_millis(parse(name, value)?),
+            "request_header_timeout_ms" => c.header_read_timeout = Duration::from_millis(parse(name, value)?),
+            "request_body_timeout_ms" => c.body_rate.window = Duration::from_millis(parse(name, value)?),
+            "request_body_min_rate" => c.body_rate.min_bytes_per_second = parse(name, value)?,
+            "log_requests_slower_than_ms" => c.log_requests_slower_than = Duration::from_millis(parse(name, value)?),
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
@@ -150,6 +169,10 @@ impl Settings {
             ("max_attachment_bytes", file.max_attachment_bytes.map(|v| v.to_string())),
             ("database_load_timeout_ms", file.database_load_timeout_ms.map(|v| v.to_string())),
             ("shutdown_timeout_ms", file.shutdown_timeout_ms.map(|v| v.to_string())),
+            ("request_header_timeout_ms", file.request_header_timeout_ms.map(|v| v.to_string())),
+            ("request_body_timeout_ms", file.request_body_timeout_ms.map(|v| v.to_string())),
+            ("request_body_min_rate", file.request_body_min_rate.map(|v| v.to_string())),
+            ("log_requests_slower_than_ms", file.log_requests_slower_than_ms.map(|v| v.to_string())),
             ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),

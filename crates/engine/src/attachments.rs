@@ -4,7 +4,7 @@
 use std::fs::File;
 
 use corvid_storage::{flags, AttachmentRecord, StagedBlob, WriteTxn};
-use corvid_types::{id_key, now_nanos};
+use corvid_types::{id_key, now_nanos, validate_name, NameKind};
 use serde_json::{json, Map, Value};
 
 use crate::batch::ExpectedChangeVector;
@@ -113,7 +113,20 @@ fn checked_document(txn: &WriteTxn<'_>, id: &str, expected: &ExpectedChangeVecto
     Ok(current.map(|d| d.id).unwrap_or_default())
 }
 
+/// Checks the attachment names of a command before anything is written (or staged).
+pub(crate) fn validate(command: &AttachmentCommand) -> Result<(), EngineError> {
+    match command {
+        AttachmentCommand::Put { name, .. } | AttachmentCommand::Delete { name, .. } => validate_name(NameKind::Attachment, name)?,
+        AttachmentCommand::Copy { name, destination_name, .. } => {
+            validate_name(NameKind::Attachment, name)?;
+            validate_name(NameKind::Attachment, destination_name)?;
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn run(txn: &mut WriteTxn<'_>, command: AttachmentCommand, now: i64) -> Result<AttachmentReply, EngineError> {
+    validate(&command)?;
     match command {
         AttachmentCommand::Put { id, name, content_type, expected, blob } => {
             let stored_id = checked_document(txn, &id, &expected)?;
@@ -194,6 +207,7 @@ impl Database {
 
     /// An attachment and its content, opened for streaming (call on a blocking thread).
     pub fn attachment(&self, id: &str, name: &str) -> Result<Option<(AttachmentDetails, File)>, EngineError> {
+        validate_name(NameKind::Attachment, name)?;
         let read = self.store.read()?;
         let key = id_key(id);
         let Some(doc) = read.document(&key)? else { return Ok(None) };

@@ -92,7 +92,8 @@ pub enum BatchReply {
     Counters(CountersReply),
 }
 
-/// Checks ids up front so a batch with a bad id is refused before it reaches the writer.
+/// Checks ids and names up front so a batch with a bad one is refused before it reaches the writer (and
+/// before a multipart batch's attachments are staged).
 pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
     match command {
         BatchCommand::Put { id, .. } => {
@@ -107,7 +108,9 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
         BatchCommand::Delete { id, .. } => {
             validate_id(id)?;
         }
-        BatchCommand::DeletePrefix { .. } | BatchCommand::Attachment(_) | BatchCommand::Counters(_) => {}
+        BatchCommand::DeletePrefix { .. } => {}
+        BatchCommand::Attachment(command) => crate::attachments::validate(command)?,
+        BatchCommand::Counters(command) => crate::counters::validate(command)?,
         BatchCommand::Patch(patch) => {
             validate_id(&patch.id)?;
         }

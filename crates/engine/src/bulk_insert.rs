@@ -158,13 +158,16 @@ fn parse_command(element: &[u8], index: u64) -> Result<Parsed, EngineError> {
                     }
                 });
             }
-            Ok(Parsed::Item(Item::Counters(DocumentCounters { id: body.document_id.unwrap_or(id), operations })))
+            let command = DocumentCounters { id: body.document_id.unwrap_or(id), operations };
+            crate::counters::validate(&command)?;
+            Ok(Parsed::Item(Item::Counters(command)))
         }
         "AttachmentPUT" => {
             let name = match command.name {
                 Some(name) if !name.trim().is_empty() => name,
                 _ => return Err(EngineError::bad_request(format!("Bulk insert command #{index} ({id}): an attachment needs a 'Name'"))),
             };
+            corvid_types::validate_name(corvid_types::NameKind::Attachment, &name)?;
             let length = command.content_length.ok_or_else(|| {
                 EngineError::bad_request(format!("Bulk insert command #{index} ({id}): attachment '{name}' needs a 'ContentLength'"))
             })?;

@@ -56,7 +56,9 @@ fn failure_of(e: &EngineError) -> OperationFailure {
         EngineError::Script { .. } => ("Raven.Client.Exceptions.Documents.Patching.JavaScriptException", 400),
         EngineError::Concurrency { .. } => ("Raven.Client.Exceptions.ConcurrencyException", 409),
         EngineError::Timeout(_) => ("System.TimeoutException", 408),
-        EngineError::BadRequest(_) | EngineError::InvalidId(_) => ("Raven.Client.Exceptions.BadRequestException", 400),
+        EngineError::BadRequest(_) | EngineError::InvalidId(_) | EngineError::InvalidName(_) => {
+            ("Raven.Client.Exceptions.BadRequestException", 400)
+        }
         _ => ("System.InvalidOperationException", 500),
     };
     OperationFailure { type_name: type_name.to_owned(), message: e.to_string(), status_code }

@@ -2,7 +2,7 @@
 //! document's `@counters` (and so its change vector), as RavenDB does; changing a value does not.
 
 use corvid_storage::{CounterValue, WriteTxn};
-use corvid_types::{id_key, now_nanos};
+use corvid_types::{id_key, now_nanos, validate_name, NameKind};
 
 use crate::attachments::refresh_document;
 use crate::{Database, EngineError};
@@ -37,11 +37,29 @@ pub struct CountersReply {
     pub document_change_vector: Option<String>,
 }
 
+impl CounterOperation {
+    fn name(&self) -> Option<&str> {
+        match self {
+            CounterOperation::Increment { name, .. } | CounterOperation::Delete { name } | CounterOperation::Get { name } => Some(name),
+            CounterOperation::GetAll => None,
+        }
+    }
+}
+
+/// Checks every counter name of a command before anything is written.
+pub(crate) fn validate(command: &DocumentCounters) -> Result<(), EngineError> {
+    for name in command.operations.iter().filter_map(CounterOperation::name) {
+        validate_name(NameKind::Counter, name)?;
+    }
+    Ok(())
+}
+
 fn detail(id: &str, c: CounterValue) -> CounterDetail {
     CounterDetail { document_id: id.to_owned(), name: c.name, value: c.value }
 }
 
 pub(crate) fn run(txn: &mut WriteTxn<'_>, command: DocumentCounters, now: i64) -> Result<CountersReply, EngineError> {
+    validate(&command)?;
     let key = id_key(&command.id);
     let Some(doc) = txn.document(&key)? else {
         return Err(EngineError::DocumentDoesNotExist(command.id));
@@ -79,6 +97,9 @@ impl Database {
     /// Counters of a document: the named ones (None for missing), or all of them when `names` is empty.
     /// An unknown document has no counters.
     pub fn counters(&self, id: &str, names: &[String]) -> Result<Vec<Option<CounterDetail>>, EngineError> {
+        for name in names {
+            validate_name(NameKind::Counter, name)?;
+        }
         let read = self.store.read()?;
         let key = id_key(id);
         let Some(doc) = read.document(&key)? else { return Ok(Vec::new()) };

@@ -1,5 +1,5 @@
 use corvid_storage::StorageError;
-use corvid_types::IdError;
+use corvid_types::{IdError, NameError};
 
 /// Everything that can go wrong in the engine. User errors (bad input, conflicts) are kept apart from
 /// internal ones; the server maps each variant to a protocol answer in one place.
@@ -7,6 +7,8 @@ use corvid_types::IdError;
 pub enum EngineError {
     #[error("{0}")]
     InvalidId(#[from] IdError),
+    #[error("{0}")]
+    InvalidName(#[from] NameError),
     #[error("{0}")]
     BadRequest(String),
     #[error("Document '{0}' does not exist")]

@@ -24,7 +24,7 @@ mod stats;
 mod wildcard;
 
 pub use attachments::{AttachmentCommand, AttachmentDetails, AttachmentReply};
-pub use batch::{BatchCommand, BatchReply, ExpectedChangeVector};
+pub use batch::{validate_command, BatchCommand, BatchReply, ExpectedChangeVector};
 pub use bulk_insert::{BulkInsertOptions, BulkInsertSummary};
 pub use by_query::ByQueryOptions;
 pub use corvid_storage::StagedBlob;

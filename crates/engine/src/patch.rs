@@ -397,6 +397,7 @@ fn counter_op(txn: &mut WriteTxn<'_>, op: &str, arguments: &[Value], now: i64) -
         Some(Value::String(name)) if !name.is_empty() => name.clone(),
         _ => return Err(EngineError::bad_request(format!("{op}() needs a counter name (a non-empty string) as its second argument"))),
     };
+    corvid_types::validate_name(corvid_types::NameKind::Counter, &name)?;
     let key = id_key(&id);
     match op {
         "counter" | "counterRaw" => {

@@ -8,7 +8,8 @@ use corvid_types::json::RequestJsonError;
 use crate::error::ApiError;
 
 pub async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, ApiError> {
-    let declared = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    // hyper has already refused a Content-Length that is not a number.
+    let declared = crate::request_headers::text(headers, "content-length")?.and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|len| len > limit as u64) {
         return Err(ApiError::BodyTooLarge { limit });
     }

@@ -21,16 +21,52 @@ pub struct ServerConfig {
     pub max_attachment_bytes: u64,
     /// How long a request waits for its database to open before it gets 503.
     pub database_load_timeout: Duration,
-    /// Deadline for closing all databases at shutdown.
+    /// Deadline for the whole shutdown: open requests get at most half of it, closing databases the rest.
     pub shutdown_timeout: Duration,
+    /// A client must send a request's headers within this time, or its connection is closed (also the
+    /// longest an idle keep-alive connection stays open). Zero: no limit.
+    pub header_read_timeout: Duration,
+    /// How slowly a request body may arrive before the request is dropped with 408.
+    pub body_rate: BodyRate,
     /// Write one line per request to the log.
     pub log_requests: bool,
     /// Deepest nesting (objects and arrays) of a document a client may write.
     pub max_json_depth: usize,
+    /// Log only requests that took at least this long (zero: every request).
+    pub log_requests_slower_than: Duration,
     pub database: DatabaseOptions,
     /// Testing aid: databases whose name starts with the prefix take this long to open, to exercise the
     /// "still loading" path. Off by default.
     pub slow_open: Option<(String, Duration)>,
+}
+
+/// The slowest request body accepted: every `window` the server spends waiting for the body, at least
+/// `min_bytes_per_second` × `window` bytes (and at least one) must arrive. Time the server is not reading
+/// (back-pressure while it writes) does not count, so slow consumers never time their clients out. A zero
+/// window turns the check off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyRate {
+    pub window: Duration,
+    pub min_bytes_per_second: u64,
+}
+
+impl Default for BodyRate {
+    /// Kestrel's (and so RavenDB's) minimum rate, over a window long enough for a bulk insert whose client
+    /// pauses between batches.
+    fn default() -> Self {
+        BodyRate { window: Duration::from_secs(30), min_bytes_per_second: 240 }
+    }
+}
+
+impl BodyRate {
+    pub fn is_enabled(&self) -> bool {
+        !self.window.is_zero()
+    }
+
+    /// Bytes that must arrive per window.
+    pub fn min_bytes_per_window(&self) -> u64 {
+        ((self.min_bytes_per_second as u128 * self.window.as_millis()) / 1000).max(1) as u64
+    }
 }
 
 impl Default for ServerConfig {
@@ -43,8 +79,11 @@ impl Default for ServerConfig {
             max_attachment_bytes: 4 << 30,
             database_load_timeout: Duration::from_secs(30),
             shutdown_timeout: Duration::from_secs(30),
+            header_read_timeout: Duration::from_secs(30),
+            body_rate: BodyRate::default(),
             log_requests: true,
             max_json_depth: corvid_types::json::DEFAULT_MAX_DEPTH,
+            log_requests_slower_than: Duration::ZERO,
             database: DatabaseOptions::default(),
             slow_open: None,
         }

@@ -26,6 +26,10 @@ pub enum ApiError {
     /// A read of a missing attachment: 404 without a body, as RavenDB answers.
     #[error("attachment not found")]
     AttachmentNotFound,
+    #[error("The '{0}' header is not valid: only visible ASCII characters are allowed")]
+    InvalidHeader(String),
+    #[error("{0}")]
+    InvalidEncoding(String),
     #[error("Invalid JSON in the request body: {0}")]
     InvalidJson(String),
     #[error("The request body is larger than the limit of {limit} bytes")]
@@ -50,6 +54,9 @@ pub enum ApiError {
     Timeout(String),
     #[error("{0}")]
     Internal(String),
+    /// One of axum's own rejections (a path segment that is not UTF-8, ...), which it answers in plain text.
+    #[error("{message}")]
+    Rejected { status: StatusCode, message: String },
 }
 
 /// Marks an error response so the request-log middleware can add the request URL to its body.
@@ -74,7 +81,9 @@ impl ApiError {
             ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => {
                 (StatusCode::CONFLICT, "Raven.Client.Exceptions.ConcurrencyException")
             }
-            ApiError::BadRequest(_) | ApiError::InvalidJson(_) => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException"),
+            ApiError::BadRequest(_) | ApiError::InvalidJson(_) | ApiError::InvalidHeader(_) | ApiError::InvalidEncoding(_) => {
+                (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException")
+            }
             ApiError::DocumentDoesNotExist(_) => (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.DocumentDoesNotExistException"),
             ApiError::AttachmentDoesNotExist(_) => {
                 (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Attachments.AttachmentDoesNotExistException")
@@ -95,6 +104,8 @@ impl ApiError {
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
+            ApiError::Rejected { status, .. } if status.is_client_error() => (*status, "Raven.Client.Exceptions.BadRequestException"),
+            ApiError::Rejected { status, .. } => (*status, "Raven.Server.CorvidInternalException"),
         }
     }
 }
@@ -103,6 +114,7 @@ impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
+            EngineError::InvalidName(e) => ApiError::BadRequest(e.to_string()),
             EngineError::BadRequest(m) => ApiError::BadRequest(m),
             EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id),
             EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m),
@@ -119,6 +131,12 @@ impl From<EngineError> for ApiError {
                 ApiError::Internal(e.to_string())
             }
         }
+    }
+}
+
+impl From<corvid_types::NameError> for ApiError {
+    fn from(e: corvid_types::NameError) -> Self {
+        ApiError::BadRequest(e.to_string())
     }
 }
 
@@ -151,3 +169,17 @@ impl IntoResponse for ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// An error response that is not in RavenDB's error JSON (axum's rejections are plain text) answered as one
+/// with the same status; any other response is returned as it is.
+pub async fn as_error_json(response: Response) -> Response {
+    let status = response.status();
+    let plain_text = response.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"text/plain"));
+    if !(status.is_client_error() || status.is_server_error()) || !plain_text || response.extensions().get::<ErrorBody>().is_some() {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 64 << 10).await.unwrap_or_default();
+    let message = String::from_utf8_lossy(&text).trim().to_owned();
+    let message = if message.is_empty() { status.canonical_reason().unwrap_or("Bad request").to_owned() } else { message };
+    ApiError::Rejected { status, message }.into_response()
+}

@@ -3,33 +3,41 @@
 
 mod body;
 mod config;
+mod connections;
 mod error;
 mod landlord;
 mod middleware;
 mod query;
+mod request_headers;
+mod request_log;
 mod responses;
 mod routes;
 mod state;
+mod timed_body;
 
-pub use config::ServerConfig;
+pub use config::{BodyRate, ServerConfig};
 pub use landlord::Landlord;
 pub use state::AppState;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 
-/// Binds, prints `Server available on: <url>`, serves until `shutdown` resolves, then drains requests and
-/// closes every database within the configured deadline.
+use crate::connections::Connections;
+
+/// Binds, prints `Server available on: <url>`, serves until `shutdown` resolves, then shuts down within
+/// `shutdown_timeout`: open requests get up to half of it to finish (connections still open then are
+/// closed), closing the databases gets the rest.
 pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
     corvid_types::json::set_max_depth(config.max_json_depth);
     let landlord = Arc::new(Landlord::open(&config)?);
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
     let public_url = config.public_url(local);
-    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone());
-    let app = routes::router(state);
+    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone())?;
+    let app = routes::router(state.clone());
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -37,9 +45,20 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
         out.flush()?;
     }
     tracing::info!(url = %public_url, data_dir = %config.data_dir.display(), "serving");
-    axum::serve(listener, app).with_graceful_shutdown(shutdown).await?;
-    tracing::info!("stopped accepting requests; closing databases");
-    let deadline = config.shutdown_timeout;
-    tokio::task::spawn_blocking(move || landlord.close_all(deadline)).await.map_err(std::io::Error::other)?;
+    let connections = Connections::new(config.header_read_timeout);
+    connections.accept_until(&listener, app, shutdown).await;
+    let started = std::time::Instant::now();
+    drop(listener);
+    tracing::info!("stopped accepting connections; finishing open requests");
+    let closed = connections.shut_down(config.shutdown_timeout / 2).await;
+    if closed > 0 {
+        tracing::warn!(connections = closed, "closed connections whose requests did not finish in time");
+    }
+    let left = config.shutdown_timeout.saturating_sub(started.elapsed());
+    tracing::info!(ms = left.as_millis() as u64, "closing databases");
+    tokio::task::spawn_blocking(move || landlord.close_all(left)).await.map_err(std::io::Error::other)?;
+    if let Some(log) = &state.request_log {
+        log.close(Duration::from_millis(100));
+    }
     Ok(())
 }

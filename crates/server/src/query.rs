@@ -1,33 +1,37 @@
 //! Lenient query-string parsing: RavenDB clients send bare keys, leading `&`, doubled `?`, Python booleans
-//! and garbage keys. Nothing here ever fails; unknown keys are ignored by the handlers.
+//! and garbage keys; unknown keys are ignored by the handlers. The one thing refused is a key or value that
+//! is not UTF-8 once percent-decoded: decoding it lossily would make `bad/%FF` and `bad/%FE` the same id.
 
 use percent_encoding::percent_decode_str;
+
+use crate::error::ApiError;
 
 #[derive(Debug, Default, Clone)]
 pub struct QueryParams {
     pairs: Vec<(String, String)>,
 }
 
-fn decode(part: &str) -> String {
+fn decode(part: &str) -> Result<String, ApiError> {
     let spaced = part.replace('+', " ");
-    percent_decode_str(&spaced).decode_utf8_lossy().into_owned()
+    match percent_decode_str(&spaced).decode_utf8() {
+        Ok(text) => Ok(text.into_owned()),
+        Err(_) => Err(ApiError::InvalidEncoding(format!("The query string part '{part}' is not valid UTF-8 once percent-decoded"))),
+    }
 }
 
 impl QueryParams {
-    pub fn parse(raw: Option<&str>) -> QueryParams {
+    pub fn parse(raw: Option<&str>) -> Result<QueryParams, ApiError> {
         let raw = raw.unwrap_or("");
         let pairs = raw
             .split('&')
-            .filter_map(|piece| {
-                let piece = piece.trim_start_matches('?').trim();
-                if piece.is_empty() {
-                    return None;
-                }
+            .map(|piece| piece.trim_start_matches('?').trim())
+            .filter(|piece| !piece.is_empty())
+            .map(|piece| {
                 let (key, value) = piece.split_once('=').unwrap_or((piece, ""));
-                Some((decode(key), decode(value)))
+                Ok((decode(key)?, decode(value)?))
             })
-            .collect();
-        QueryParams { pairs }
+            .collect::<Result<_, ApiError>>()?;
+        Ok(QueryParams { pairs })
     }
 
     /// The first value of `key` (keys compare case-insensitively, like RavenDB's).
@@ -68,13 +72,22 @@ mod tests {
 
     #[test]
     fn tolerates_what_clients_send() {
-        let q = QueryParams::parse(Some("&id=users%2F1-a&id=Users/2&first-topology-update&?raft-request-id=x&pageSize10 &allowStale=True"));
+        let q = QueryParams::parse(Some("&id=users%2F1-a&id=Users/2&first-topology-update&?raft-request-id=x&pageSize10 &allowStale=True"))
+            .unwrap();
         assert_eq!(q.get_all("id"), ["users/1-a", "Users/2"]);
         assert!(q.get_bool("first-topology-update"));
         assert_eq!(q.get("raft-request-id"), Some("x"));
         assert!(q.get_bool("allowstale"));
         assert_eq!(q.get_usize("pageSize", 7), 7);
-        assert_eq!(QueryParams::parse(None).get("x"), None);
-        assert_eq!(QueryParams::parse(Some("?&name=a+b")).get("name"), Some("a b"));
+        assert_eq!(QueryParams::parse(None).unwrap().get("x"), None);
+        assert_eq!(QueryParams::parse(Some("?&name=a+b")).unwrap().get("name"), Some("a b"));
+        assert_eq!(QueryParams::parse(Some("id=%C3%BC%25")).unwrap().get("id"), Some("ü%"));
+    }
+
+    #[test]
+    fn refuses_what_is_not_utf8_once_decoded() {
+        for raw in ["id=bad/%FF", "id=bad/%FE", "%FF=1", "id=ok&name=%C3"] {
+            assert!(matches!(QueryParams::parse(Some(raw)), Err(ApiError::InvalidEncoding(_))), "{raw}");
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Small helpers to build protocol responses.
 
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
@@ -19,13 +19,6 @@ pub fn no_content() -> Response {
 
 pub fn not_found() -> Response {
     StatusCode::NOT_FOUND.into_response()
-}
-
-/// An `If-None-Match`/`If-Match` value without quotes (clients send both forms).
-pub fn header_tag(headers: &HeaderMap, name: &str) -> Option<String> {
-    let value = headers.get(name)?.to_str().ok()?.trim();
-    let value = value.strip_prefix("W/").unwrap_or(value);
-    Some(value.trim_matches('"').to_owned())
 }
 
 /// Runs storage work on the blocking pool, never on the async workers.

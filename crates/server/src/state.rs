@@ -5,6 +5,7 @@ use tokio::sync::Semaphore;
 
 use crate::config::ServerConfig;
 use crate::landlord::Landlord;
+use crate::request_log::RequestLog;
 
 /// What every handler can reach.
 #[derive(Clone)]
@@ -17,6 +18,8 @@ pub struct Inner {
     pub landlord: Arc<Landlord>,
     pub public_url: String,
     pub request_slots: Arc<Semaphore>,
+    /// `None` when requests are not logged.
+    pub request_log: Option<RequestLog>,
     pub request_counter: AtomicU64,
     pub rejected_requests: AtomicU64,
     pub raft_index: AtomicU64,
@@ -26,21 +29,25 @@ pub struct Inner {
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String) -> AppState {
+    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String) -> std::io::Result<AppState> {
         let request_slots = Arc::new(Semaphore::new(config.max_concurrent_requests));
-        AppState {
+        // `--log warn` (or `corvid::request=off`) silences the request log too.
+        let logged = config.log_requests && tracing::enabled!(target: "corvid::request", tracing::Level::INFO);
+        let request_log = if logged { Some(RequestLog::start(config.log_requests_slower_than)?) } else { None };
+        Ok(AppState {
             inner: Arc::new(Inner {
                 config,
                 landlord,
                 public_url,
                 request_slots,
+                request_log,
                 request_counter: AtomicU64::new(0),
                 rejected_requests: AtomicU64::new(0),
                 raft_index: AtomicU64::new(1),
                 operation_ids: AtomicU64::new(1),
                 router: OnceLock::new(),
             }),
-        }
+        })
     }
 }
 

@@ -58,7 +58,8 @@ impl WriteTxn<'_> {
 
 impl ReadTxn<'_> {
     pub fn counter(&self, doc_key: &str, name: &str) -> Result<Option<CounterValue>, StorageError> {
-        if doc_key.is_empty() || doc_key.len() > 1024 {
+        // Keys LMDB could not hold cannot have been written.
+        if doc_key.is_empty() || doc_key.len() > 1024 || name.len() > corvid_types::MAX_NAME_BYTES {
             return Ok(None);
         }
         self.tables.counters.get(&self.txn, &named_key(doc_key, &id_key(name)))?.map(decode).transpose()

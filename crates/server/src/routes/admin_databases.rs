@@ -17,7 +17,7 @@ use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let record = if bytes.is_empty() { json!({}) } else { parse_json(&bytes)? };
     let name = query
@@ -33,7 +33,7 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
 }
 
 pub async fn delete(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
     let request = if bytes.is_empty() { json!({}) } else { parse_json(&bytes)? };
     let mut names: Vec<String> = request
@@ -97,7 +97,7 @@ fn auto_index_json(info: &corvid_engine::IndexInfo) -> Value {
 }
 
 pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let Some(name) = query.get_non_empty("name") else {
         return Err(ApiError::BadRequest("Reading a database record requires 'name'".into()));
     };
@@ -132,8 +132,8 @@ pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> A
 }
 
 /// `GET /databases`: names from the catalog; never opens a database.
-pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Response {
-    let query = QueryParams::parse(raw.as_deref());
+pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref())?;
     let start = query.get_usize("start", 0);
     let page_size = query.get_usize("pageSize", usize::MAX);
     let entries: Vec<CatalogEntry> = state.landlord.list().into_iter().skip(start).take(page_size).collect();
@@ -149,5 +149,5 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Res
             })
             .collect()
     };
-    json_value(StatusCode::OK, &json!({ "Databases": databases }))
+    Ok(json_value(StatusCode::OK, &json!({ "Databases": databases })))
 }

@@ -14,7 +14,8 @@ use serde_json::json;
 
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, header_tag, json_value, no_content, written};
+use crate::request_headers;
+use crate::responses::{blocking, json_value, no_content, written};
 use crate::state::AppState;
 
 type Params = RawQuery;
@@ -79,14 +80,16 @@ pub async fn put(
     headers: HeaderMap,
     body: Body,
 ) -> ApiResult<Response> {
-    let params = QueryParams::parse(query.as_deref());
+    let params = QueryParams::parse(query.as_deref())?;
     let id = param(&params, "id")?.to_owned();
     let name = param(&params, "name")?.to_owned();
+    // Before the upload is staged: a name that cannot be stored fails at once.
+    corvid_types::validate_name(corvid_types::NameKind::Attachment, &name)?;
     let mut content_type = params.get("contentType").unwrap_or_default().to_owned();
-    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     let database = state.landlord.database(&db).await?;
     let limit = state.config.max_attachment_bytes;
-    let request_type = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    let request_type = request_headers::text(&headers, "content-type")?.unwrap_or("").to_owned();
     // The Python client sends bytes as a multipart form with one file part; others send the raw body.
     let blob = if request_type.starts_with("multipart/form-data") {
         let boundary = multer::parse_boundary(&request_type).map_err(|e| ApiError::BadRequest(format!("Bad multipart request: {e}")))?;
@@ -121,7 +124,7 @@ pub async fn get(
     RawQuery(query): Params,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let params = QueryParams::parse(query.as_deref());
+    let params = QueryParams::parse(query.as_deref())?;
     let id = param(&params, "id")?.to_owned();
     let name = param(&params, "name")?.to_owned();
     let database = state.landlord.database(&db).await?;
@@ -130,7 +133,7 @@ pub async fn get(
         return Err(ApiError::AttachmentNotFound);
     };
     let etag = format!("\"{}\"", details.change_vector);
-    if method == Method::HEAD && header_tag(&headers, "if-none-match").is_some_and(|t| t == details.change_vector) {
+    if method == Method::HEAD && request_headers::tag(&headers, "if-none-match")?.is_some_and(|t| t == details.change_vector) {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let body = if method == Method::HEAD {
@@ -163,10 +166,10 @@ pub async fn delete(
     RawQuery(query): Params,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
-    let params = QueryParams::parse(query.as_deref());
+    let params = QueryParams::parse(query.as_deref())?;
     let id = param(&params, "id")?.to_owned();
     let name = param(&params, "name")?.to_owned();
-    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     let database = state.landlord.database(&db).await?;
     let command = BatchCommand::Attachment(AttachmentCommand::Delete { id, name, expected });
     written(|reply| database.submit_batch(vec![command], reply)).await?;

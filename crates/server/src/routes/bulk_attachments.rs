@@ -81,6 +81,10 @@ pub(super) async fn multipart_batch(
     }
     drop(first);
     let mut commands = parse_batch(&json_bytes)?;
+    // Before any attachment is staged.
+    for command in &commands {
+        corvid_engine::validate_command(command)?;
+    }
     let database = state.landlord.database(&db).await?;
     let mut staged: Vec<StagedBlob> = Vec::new();
     let mut result = Ok(());

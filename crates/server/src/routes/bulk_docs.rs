@@ -27,7 +27,7 @@ const NOT_YET_SUPPORTED: &[&str] = &[
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 
 pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    if let Some(ct) = headers.get("content-type").and_then(|v| v.to_str().ok()).filter(|ct| ct.starts_with("multipart/")) {
+    if let Some(ct) = crate::request_headers::text(&headers, "content-type")?.filter(|ct| ct.starts_with("multipart/")) {
         return super::bulk_attachments::multipart_batch(state, db, ct.to_owned(), body, parse_batch, reply_json).await;
     }
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;

@@ -26,12 +26,12 @@ pub async fn bulk_insert(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let options = BulkInsertOptions {
         skip_overwrite_if_unchanged: query.get_bool("skipOverwriteIfUnchanged"),
         max_attachment_bytes: Some(state.config.max_attachment_bytes),
     };
-    let encoding = headers.get("content-encoding").and_then(|v| v.to_str().ok()).unwrap_or("").trim().to_ascii_lowercase();
+    let encoding = crate::request_headers::text(&headers, "content-encoding")?.unwrap_or("").trim().to_ascii_lowercase();
     let gzip = match encoding.as_str() {
         "" | "identity" => false,
         "gzip" => true,

@@ -75,7 +75,7 @@ pub async fn post(State(state): State<AppState>, Path(db): Path<String>, headers
 }
 
 pub async fn get(State(state): State<AppState>, Path(db): Path<String>, RawQuery(query): RawQuery) -> ApiResult<Response> {
-    let params = QueryParams::parse(query.as_deref());
+    let params = QueryParams::parse(query.as_deref())?;
     let id =
         params.get_non_empty("docId").ok_or_else(|| ApiError::BadRequest("Query string parameter 'docId' is required".into()))?.to_owned();
     let names = params.get_all("counter");

@@ -12,7 +12,8 @@ use serde_json::{json, Value};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, header_tag, json, json_value, no_content, not_found, written};
+use crate::request_headers;
+use crate::responses::{blocking, json, json_value, no_content, not_found, written};
 use crate::state::AppState;
 
 const DEFAULT_PAGE_SIZE: usize = 1024 * 1024;
@@ -25,7 +26,7 @@ pub async fn get_docs(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let ids = query.get_all("id");
     load(state, db, headers, query, ids).await
 }
@@ -38,7 +39,7 @@ pub async fn post_docs(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let ids = request
         .get("Ids")
@@ -54,8 +55,8 @@ fn etag_header(hash: u64) -> HeaderValue {
     HeaderValue::from_str(&format!("\"{hash}\"")).expect("digits are a valid header value")
 }
 
-fn not_modified(headers: &HeaderMap, hash: u64) -> bool {
-    header_tag(headers, "if-none-match").is_some_and(|tag| tag == hash.to_string())
+fn not_modified(headers: &HeaderMap, hash: u64) -> ApiResult<bool> {
+    Ok(request_headers::tag(headers, "if-none-match")?.is_some_and(|tag| tag == hash.to_string()))
 }
 
 async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParams, ids: Vec<String>) -> ApiResult<Response> {
@@ -72,7 +73,7 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
             metadata_only,
         };
         let (docs, hash) = blocking(move || Ok(database.load_page(&request)?)).await?;
-        if not_modified(&headers, hash) {
+        if not_modified(&headers, hash)? {
             return Ok(StatusCode::NOT_MODIFIED.into_response());
         }
         let mut body = String::with_capacity(docs.iter().map(String::len).sum::<usize>() + 32);
@@ -105,8 +106,8 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         None => etag_header(loaded.version_hash),
     };
     let unchanged = match &single_cv {
-        Some(cv) => header_tag(&headers, "if-none-match").is_some_and(|tag| &tag == cv),
-        None => not_modified(&headers, loaded.version_hash),
+        Some(cv) => request_headers::tag(&headers, "if-none-match")?.is_some_and(|tag| &tag == cv),
+        None => not_modified(&headers, loaded.version_hash)?,
     };
     if unchanged {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
@@ -153,14 +154,18 @@ pub async fn head_doc(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let id = required_id(&query)?;
     let database = state.landlord.database(&db).await?;
     let change_vector = database.change_vector(&id)?; // a point read: in place, like `load`
     let Some(cv) = change_vector else {
         return Ok(not_found());
     };
-    let status = if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == cv) { StatusCode::NOT_MODIFIED } else { StatusCode::OK };
+    let status = if request_headers::tag(&headers, "if-none-match")?.is_some_and(|tag| tag == cv) {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::OK
+    };
     let mut response = status.into_response();
     if let Ok(v) = HeaderValue::from_str(&format!("\"{cv}\"")) {
         response.headers_mut().insert("ETag", v);
@@ -181,10 +186,10 @@ pub async fn put_doc(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let id = required_id(&query)?;
     let document = IncomingDocument::from_value(read_json(body, &headers, state.config.max_body_bytes).await?)?;
-    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     match run_single(&state, &db, BatchCommand::Put { id, expected, document }).await? {
         BatchReply::Put { id, change_vector, .. } => Ok(json_value(StatusCode::CREATED, &json!({"Id": id, "ChangeVector": change_vector}))),
         _ => Err(ApiError::Internal("PUT answered with another reply".into())),
@@ -197,9 +202,9 @@ pub async fn delete_doc(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let id = required_id(&query)?;
-    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     run_single(&state, &db, BatchCommand::Delete { id, expected }).await?;
     Ok(no_content())
 }

@@ -12,7 +12,7 @@ use crate::responses::{blocking, json_value, no_content, written};
 use crate::state::AppState;
 
 pub async fn next(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = HiloRequest {
         tag: query.get_non_empty("tag").ok_or_else(|| ApiError::BadRequest("HiLo requires 'tag'".into()))?.to_owned(),
         last_batch_size: query.get_u64("lastBatchSize").unwrap_or(0),
@@ -30,7 +30,7 @@ pub async fn next(State(state): State<AppState>, Path(db): Path<String>, RawQuer
 }
 
 pub async fn return_range(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let tag = query.get_non_empty("tag").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'tag'".into()))?.to_owned();
     let end = query.get_u64("end").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'end'".into()))?;
     let last = query.get_u64("last").ok_or_else(|| ApiError::BadRequest("HiLo return requires 'last'".into()))?;
@@ -44,7 +44,7 @@ fn identity_name(query: &QueryParams) -> ApiResult<String> {
 }
 
 pub async fn identity_next(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let name = identity_name(&query)?;
     let database = state.landlord.database(&db).await?;
     let value = written(|reply| database.submit_identity_next(name, reply)).await?;
@@ -52,7 +52,7 @@ pub async fn identity_next(State(state): State<AppState>, Path(db): Path<String>
 }
 
 pub async fn identity_seed(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let name = identity_name(&query)?;
     let value = query.get_u64("value").ok_or_else(|| ApiError::BadRequest("Seeding an identity requires a numeric 'value'".into()))?;
     let force = query.get_bool("force");

@@ -95,7 +95,7 @@ pub async fn indexes(
     method: Method,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     match method.as_str() {
         "GET" => {
             let all = infos(&state, &db).await?;
@@ -131,7 +131,7 @@ pub async fn indexes(
 }
 
 pub async fn index_stats(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let all = infos(&state, &db).await?;
     let selected: Vec<&IndexInfo> = match query.get_non_empty("name") {
         Some(name) => {
@@ -147,7 +147,7 @@ pub async fn index_stats(State(state): State<AppState>, Path(db): Path<String>, 
 }
 
 pub async fn index_errors(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let name = query.get_non_empty("name").map(str::to_owned);
     let database = state.landlord.database(&db).await?;
     let errors = blocking(move || Ok(database.index_errors(name.as_deref())?)).await?;
@@ -165,7 +165,7 @@ pub async fn index_errors(State(state): State<AppState>, Path(db): Path<String>,
 }
 
 pub async fn clear_index_errors(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let names = query.get_all("name").into_iter().filter(|n| !n.is_empty()).collect::<Vec<_>>();
     let database = state.landlord.database(&db).await?;
     blocking(move || Ok(database.clear_index_errors(&names)?)).await?;
@@ -218,7 +218,7 @@ pub enum ControlAction {
 }
 
 async fn control(state: AppState, db: String, raw: Option<String>, action: ControlAction) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let names: Vec<String> = query.get_all("name").into_iter().filter(|n| !n.is_empty()).collect();
     if names.is_empty() && matches!(action, ControlAction::Disable | ControlAction::Enable) {
         return Err(ApiError::BadRequest("'name' is required".into()));
@@ -315,7 +315,7 @@ pub async fn has_changed(
 
 /// `GET /indexes/terms?name=&field=&fromValue=&pageSize=`.
 pub async fn terms(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let name = query.get_non_empty("name").ok_or_else(|| ApiError::BadRequest("'name' is required".into()))?.to_owned();
     let field = query.get_non_empty("field").ok_or_else(|| ApiError::BadRequest("'field' is required".into()))?.to_owned();
     let from = query.get_non_empty("fromValue").map(str::to_owned);

@@ -63,9 +63,10 @@ fn build_request(index: usize, sub: &Value, db: &str) -> ApiResult<Request<Body>
     if let Some(Value::Object(headers)) = sub.get("Headers") {
         for (name, value) in headers {
             let Some(value) = value.as_str() else { continue };
-            if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
-                request.headers_mut().insert(name, value);
-            }
+            // A header the sub-request cannot carry is refused, never dropped (it may be an If-Match).
+            let header = HeaderName::from_bytes(name.as_bytes()).ok().zip(HeaderValue::from_str(value).ok());
+            let (name, value) = header.ok_or_else(|| bad(&format!("header '{name}' is not valid")))?;
+            request.headers_mut().insert(name, value);
         }
     }
     Ok(request)

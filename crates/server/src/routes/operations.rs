@@ -38,7 +38,7 @@ pub async fn patch_by_query(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let body = read_json(body, &headers, state.config.max_body_bytes).await?;
     let index_query = body.get("Query").filter(|q| q.is_object()).ok_or_else(|| {
         ApiError::BadRequest("The body of a patch by query must be {\"Query\": {\"Query\": \"from ... update { ... }\"}}".into())
@@ -58,7 +58,7 @@ pub async fn delete_by_query(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
     let options = options(&query);
     let database = state.landlord.database(&db).await?;
@@ -72,7 +72,7 @@ fn operation_id(query: &QueryParams) -> ApiResult<u64> {
 
 /// `GET /databases/{db}/operations/state?id=`.
 pub async fn operation_state(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let id = operation_id(&QueryParams::parse(raw.as_deref()))?;
+    let id = operation_id(&QueryParams::parse(raw.as_deref())?)?;
     let database = state.landlord.database(&db).await?;
     let operation = database.operations().get(id).ok_or(ApiError::OperationDoesNotExist(id))?;
     Ok(json_value(StatusCode::OK, &operation.snapshot().state_json()))
@@ -80,7 +80,7 @@ pub async fn operation_state(State(state): State<AppState>, Path(db): Path<Strin
 
 /// `POST /databases/{db}/operations/kill?id=`.
 pub async fn kill_operation(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let id = operation_id(&QueryParams::parse(raw.as_deref()))?;
+    let id = operation_id(&QueryParams::parse(raw.as_deref())?)?;
     let database = state.landlord.database(&db).await?;
     if !database.operations().kill(id) {
         return Err(ApiError::OperationDoesNotExist(id));
@@ -90,7 +90,7 @@ pub async fn kill_operation(State(state): State<AppState>, Path(db): Path<String
 
 /// `GET /databases/{db}/operations[?id=]`: every known operation with its state (observability).
 pub async fn list_operations(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let only = QueryParams::parse(raw.as_deref()).get_u64("id");
+    let only = QueryParams::parse(raw.as_deref())?.get_u64("id");
     let database = state.landlord.database(&db).await?;
     let list: Vec<Value> = database
         .operations()

@@ -11,7 +11,8 @@ use serde_json::{json, Map, Value};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, header_tag, json_value, written};
+use crate::request_headers;
+use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// `{"Script": "...", "Values": {...}}`; `what` names the field in errors.
@@ -92,13 +93,13 @@ pub async fn patch_doc(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let id = super::docs::required_id(&query)?;
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let Value::Object(fields) = request else {
         return Err(ApiError::BadRequest("The body must be a JSON object with a 'Patch'".into()));
     };
-    let expected = ExpectedChangeVector::from_wire(header_tag(&headers, "if-match").as_deref());
+    let expected = ExpectedChangeVector::from_wire(request_headers::tag(&headers, "if-match")?.as_deref());
     let mut command = parse_patch_fields(id, expected, &fields)?;
     command.skip_if_change_vector_mismatch = query.get_bool("skipPatchIfChangeVectorMismatch");
     command.debug = query.get_bool("debug");
@@ -147,7 +148,7 @@ pub async fn json_patch(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let id = super::docs::required_id(&query)?;
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let ops = corvid_engine::parse_json_patch(&request)?;

@@ -14,7 +14,8 @@ use serde_json::{Map, Value};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, header_tag, json, json_value};
+use crate::request_headers;
+use crate::responses::{blocking, json, json_value};
 use crate::state::AppState;
 
 /// Parses a .NET TimeSpan (`[d.]hh:mm:ss[.fffffff]`), as clients send timeouts.
@@ -85,7 +86,7 @@ pub async fn post_query(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
     if explain_requested(&query) {
         return explain(state, db, request).await;
@@ -99,7 +100,7 @@ pub async fn get_query(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_query_string(&query)?;
     if explain_requested(&query) {
         return explain(state, db, request).await;
@@ -124,7 +125,7 @@ async fn run(state: AppState, db: String, headers: HeaderMap, request: QueryRequ
     let started = Instant::now();
     // Queries may create an index, wait for indexing, or scan: never on the async workers.
     let result = blocking(move || Ok(database.query(&request)?)).await?;
-    if header_tag(&headers, "if-none-match").is_some_and(|tag| tag == result.result_etag.to_string()) {
+    if request_headers::tag(&headers, "if-none-match")?.is_some_and(|tag| tag == result.result_etag.to_string()) {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let mut response = json(StatusCode::OK, response_json(&result, started.elapsed().as_millis()));

@@ -21,16 +21,16 @@ pub async fn build_version() -> Response {
 }
 
 /// The URL the client reached us by, so it keeps talking to the same address.
-fn node_url(state: &AppState, headers: &HeaderMap) -> String {
-    match headers.get("host").and_then(|h| h.to_str().ok()) {
+fn node_url(state: &AppState, headers: &HeaderMap) -> ApiResult<String> {
+    Ok(match crate::request_headers::text(headers, "host")? {
         Some(host) if !host.is_empty() => format!("http://{host}"),
         _ => state.public_url.clone(),
-    }
+    })
 }
 
 pub async fn topology(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
-    let url = node_url(&state, &headers);
+    let query = QueryParams::parse(raw.as_deref())?;
+    let url = node_url(&state, &headers)?;
     let database = match query.get_non_empty("name") {
         Some(name) => {
             let entry = state.landlord.entry(name).ok_or_else(|| crate::error::ApiError::DatabaseDoesNotExist(name.to_owned()))?;
@@ -44,9 +44,9 @@ pub async fn topology(State(state): State<AppState>, headers: HeaderMap, RawQuer
     ))
 }
 
-pub async fn cluster_topology(State(state): State<AppState>, headers: HeaderMap) -> Response {
-    let url = node_url(&state, &headers);
-    json_value(
+pub async fn cluster_topology(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {
+    let url = node_url(&state, &headers)?;
+    Ok(json_value(
         StatusCode::OK,
         &json!({
             "Topology": {"TopologyId": "corvid", "AllNodes": {NODE_TAG: url}, "Members": {NODE_TAG: url}, "Promotables": {},
@@ -54,7 +54,7 @@ pub async fn cluster_topology(State(state): State<AppState>, headers: HeaderMap)
             "Etag": 1, "Leader": NODE_TAG, "LeaderShipDuration": 0, "CurrentState": "Leader", "NodeTag": NODE_TAG,
             "CurrentTerm": 1, "NodeLicenseDetails": {}, "LastStateChangeReason": null, "Status": {}
         }),
-    )
+    ))
 }
 
 pub async fn client_configuration(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {

@@ -148,13 +148,13 @@ pub async fn stream_query_post(
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
     stream_query(state, db, Format::of(&query), request).await
 }
 
 pub async fn stream_query_get(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_query_string(&query)?;
     stream_query(state, db, Format::of(&query), request).await
 }
@@ -179,7 +179,7 @@ async fn stream_query(state: AppState, db: String, format: Format, request: corv
 
 /// `GET /databases/{db}/streams/docs?startsWith=&matches=&exclude=&startAfter=&start=&pageSize=`.
 pub async fn stream_docs(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
-    let query = QueryParams::parse(raw.as_deref());
+    let query = QueryParams::parse(raw.as_deref())?;
     let request = PageRequest {
         starts_with: query.get("startsWith").map(str::to_owned),
         matches: query.get_non_empty("matches").map(str::to_owned),
