@@ -1,10 +1,10 @@
-//! Corvid's JavaScript sandbox on QuickJS (rquickjs): compile once, run with a time limit per call and a
-//! memory limit per sandbox. A script that loops forever or allocates without bound fails with a clear
+//! Corvid's JavaScript sandbox on QuickJS (rquickjs): compile once, run with a CPU-time limit per call and a
+//! memory limit per sandbox; a call can also be cancelled from another thread (its client went away). A script that loops forever or allocates without bound fails with a clear
 //! error and leaves the sandbox usable. Values cross the boundary as JSON text.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rquickjs::function::{Rest, This};
 use rquickjs::{CatchResultExt, CaughtError, Context, Function, Runtime, Value};
@@ -23,7 +23,8 @@ const HOST_PRELUDE: &str = "function __host(op, args) {\n\
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Longest a single call may run.
+    /// Most CPU time a single call may use on its thread. CPU time, not wall-clock time: a server short of
+    /// CPU runs scripts slower, and that must not make them fail.
     pub time: Duration,
     /// Most memory the sandbox may allocate.
     pub memory_bytes: usize,
@@ -45,31 +46,45 @@ pub enum JsError {
     Timeout(u128),
     #[error("JavaScript used more memory than the limit of {0} bytes")]
     OutOfMemory(usize),
+    #[error("JavaScript was stopped: the request was cancelled")]
+    Cancelled,
+}
+
+/// CPU time the calling thread has used, in nanoseconds.
+fn thread_cpu_nanos() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 pub struct Sandbox {
     _runtime: Runtime,
     context: Context,
     limits: Limits,
-    /// Deadline of the running call in nanoseconds since `epoch` (0: none).
+    /// Deadline of the running call in CPU nanoseconds of the thread running it (0: none).
     deadline: Arc<AtomicU64>,
-    epoch: Instant,
+    /// Set from any thread to stop the running call and every later one.
+    cancel: Arc<AtomicBool>,
     /// Set by the allocator when it refuses memory; cleared when a call starts.
     memory_refused: Arc<AtomicBool>,
 }
 
 impl Sandbox {
     pub fn new(limits: Limits) -> Result<Sandbox, JsError> {
+        Sandbox::cancellable(limits, Arc::new(AtomicBool::new(false)))
+    }
+
+    /// A sandbox whose calls stop with `JsError::Cancelled` once `cancel` is set (from any thread).
+    pub fn cancellable(limits: Limits, cancel: Arc<AtomicBool>) -> Result<Sandbox, JsError> {
         let memory_refused = Arc::new(AtomicBool::new(false));
         let allocator = LimitedAllocator::new(limits.memory_bytes, memory_refused.clone());
         let runtime = Runtime::new_with_alloc(allocator).map_err(|e| JsError::Runtime(e.to_string()))?;
         runtime.set_max_stack_size(1 << 20);
         let deadline = Arc::new(AtomicU64::new(0));
-        let epoch = Instant::now();
-        let watched = deadline.clone();
+        let (watched, cancelled) = (deadline.clone(), cancel.clone());
+        // QuickJS calls this every few thousand operations on the thread running the script.
         runtime.set_interrupt_handler(Some(Box::new(move || {
             let d = watched.load(Ordering::Relaxed);
-            d != 0 && epoch.elapsed().as_nanos() as u64 > d
+            cancelled.load(Ordering::Relaxed) || (d != 0 && thread_cpu_nanos() > d)
         })));
         let context = Context::full(&runtime).map_err(|e| JsError::Runtime(e.to_string()))?;
         context
@@ -85,7 +100,7 @@ impl Sandbox {
                 ctx.eval::<(), _>(HOST_PRELUDE)
             })
             .map_err(|e| JsError::Runtime(e.to_string()))?;
-        Ok(Sandbox { _runtime: runtime, context, limits, deadline, epoch, memory_refused })
+        Ok(Sandbox { _runtime: runtime, context, limits, deadline, cancel, memory_refused })
     }
 
     /// Like `call_with_documents`, with `host` answering the script's `__host(...)` calls.
@@ -95,8 +110,8 @@ impl Sandbox {
 
     fn arm(&self) {
         self.memory_refused.store(false, Ordering::Relaxed);
-        let at = self.epoch.elapsed() + self.limits.time;
-        self.deadline.store(at.as_nanos() as u64, Ordering::Relaxed);
+        let at = thread_cpu_nanos() + self.limits.time.as_nanos() as u64;
+        self.deadline.store(at, Ordering::Relaxed);
     }
 
     fn disarm(&self) {
@@ -104,7 +119,11 @@ impl Sandbox {
     }
 
     fn classify(&self, message: String, compile: bool) -> JsError {
-        if self.deadline.load(Ordering::Relaxed) != 0 && self.epoch.elapsed().as_nanos() as u64 > self.deadline.load(Ordering::Relaxed) {
+        if self.cancel.load(Ordering::Relaxed) {
+            return JsError::Cancelled;
+        }
+        let deadline = self.deadline.load(Ordering::Relaxed);
+        if deadline != 0 && thread_cpu_nanos() > deadline {
             return JsError::Timeout(self.limits.time.as_millis());
         }
         if self.memory_refused.load(Ordering::Relaxed) {
@@ -186,6 +205,7 @@ fn caught_message(error: &CaughtError<'_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     fn sandbox() -> Sandbox {
         Sandbox::new(Limits { time: Duration::from_millis(200), memory_bytes: 16 << 20 }).unwrap()
@@ -223,6 +243,41 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(2));
         js.define("ok", "(function(d) { return d.a; })").unwrap();
         assert_eq!(js.call_with_document("ok", r#"{"a":1}"#).unwrap(), "1");
+    }
+
+    #[test]
+    fn the_limit_counts_cpu_time_not_time_spent_waiting_for_a_cpu() {
+        // A host call that sleeps 300 ms (as a thread waiting for a CPU would) does not count against the
+        // 200 ms limit; only the script's own CPU does.
+        struct Sleeper;
+        impl Host for Sleeper {
+            fn call(&mut self, _op: &str, _arguments_json: &str) -> Result<String, String> {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok("1".into())
+            }
+        }
+        let js = sandbox();
+        // After the wait the script computes a little, so the limit is checked past the 300 ms.
+        js.define("slow", "(function() { let r = __host('sleep', []); for (let i = 0; i < 200000; i++) { r = (r * 7) % 13 + 1; } return r > 0 ? 1 : 0; })")
+            .unwrap();
+        let started = Instant::now();
+        assert_eq!(js.call_with_host("slow", &["{}"], &mut Sleeper).unwrap(), "1");
+        assert!(started.elapsed() >= Duration::from_millis(300));
+    }
+
+    #[test]
+    fn a_cancelled_call_stops_at_once_and_later_calls_are_refused() {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let js = Sandbox::cancellable(Limits { time: Duration::from_secs(30), memory_bytes: 16 << 20 }, cancel.clone()).unwrap();
+        js.define("spin", "(function() { while (true) {} })").unwrap();
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            cancel.store(true, Ordering::Relaxed);
+        });
+        let started = Instant::now();
+        assert_eq!(js.call_with_document("spin", "{}"), Err(JsError::Cancelled));
+        assert!(started.elapsed() < Duration::from_secs(5));
+        setter.join().unwrap();
     }
 
     #[test]
