@@ -56,7 +56,7 @@ impl Database {
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
                 state: if handle.control.is_disabled() {
                     "Disabled"
-                } else if handle.faulted.lock().is_some() {
+                } else if handle.control.is_errored() || handle.faulted.lock().is_some() {
                     "Error"
                 } else if self.indexes.is_idle(&handle) {
                     "Idle"

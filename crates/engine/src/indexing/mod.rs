@@ -4,6 +4,7 @@
 mod control;
 mod definition;
 mod explain;
+mod failure;
 mod js_map;
 mod output_collection;
 mod output_references;

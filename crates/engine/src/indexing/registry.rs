@@ -13,6 +13,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::control::IndexControl;
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::failure::Attempts;
 use super::output_collection::ReduceOutput;
 use super::worker;
 use crate::commit_watch::CommitWatch;
@@ -36,6 +37,8 @@ pub struct IndexCounters {
     pub map_attempts: AtomicU64,
     pub map_successes: AtomicU64,
     pub map_errors: AtomicU64,
+    pub reduce_attempts: AtomicU64,
+    pub reduce_errors: AtomicU64,
     pub batches: AtomicU64,
     pub last_indexing_time: AtomicI64,
 }
@@ -122,6 +125,33 @@ impl IndexHandle {
             errors.pop_front();
         }
         errors.push_back(error);
+    }
+
+    pub fn attempts(&self) -> Attempts {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Attempts {
+            map_attempts: load(&self.counters.map_attempts),
+            map_errors: load(&self.counters.map_errors),
+            reduce_attempts: load(&self.counters.reduce_attempts),
+            reduce_errors: load(&self.counters.reduce_errors),
+        }
+    }
+
+    /// Marks the index errored when it has failed too often (`failure.rs`); true when it is errored.
+    pub fn error_if_failing(&self, caught_up: bool) -> bool {
+        if self.control.is_errored() {
+            return true;
+        }
+        let attempts = self.attempts();
+        if !attempts.make_index_errored(caught_up) {
+            return false;
+        }
+        let reason = attempts.explain(&self.name());
+        tracing::warn!(index = %self.name(), %reason, "index errored: it stops indexing until it is reset, enabled or redefined");
+        if let Err(e) = self.control.set_errored(&self.dir, reason) {
+            tracing::warn!(index = %self.name(), error = %e, "could not save the errored state; it holds until restart");
+        }
+        true
     }
 
     fn stop_and_join(&self, watch: &CommitWatch) {
@@ -521,14 +551,11 @@ impl IndexRegistry {
     pub fn reset(self: &Arc<Self>, name: &str) -> Result<bool, EngineError> {
         let Some(handle) = self.get(name) else { return Ok(false) };
         let definition = handle.definition.clone();
-        let control = std::fs::read(handle.dir.join(super::control::CONTROL_FILE)).ok();
-        self.delete_handle(&handle);
         let dir = self.fresh_dir(&definition.name);
-        if let Some(control) = control {
-            // Lock mode, priority and the replacement state survive a reset.
-            std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
-            std::fs::write(dir.join(super::control::CONTROL_FILE), control).map_err(|e| EngineError::Internal(e.to_string()))?;
-        }
+        // Lock mode, priority and the replacement state survive a reset (the errored state does not).
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        IndexControl::carry_over(&handle.dir, &dir)?;
+        self.delete_handle(&handle);
         self.start(definition, &dir)?;
         Ok(true)
     }
