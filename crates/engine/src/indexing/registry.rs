@@ -362,6 +362,7 @@ impl IndexRegistry {
             return Ok((found, false));
         }
         let (definition, _) = self.map_index_to_create(collection, needed);
+        definition.check_auto_limits()?;
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic index");
@@ -383,6 +384,7 @@ impl IndexRegistry {
             return Ok((found, false));
         }
         let (definition, _) = self.reduce_index_to_create(collection, group_by, aggregations);
+        definition.check_auto_limits()?;
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic map-reduce index");
@@ -469,8 +471,11 @@ impl IndexRegistry {
     ) -> (AutoIndexDefinition, Option<Arc<IndexHandle>>) {
         let base = self.all().into_iter().filter(|h| h.definition.is_auto_map_of(collection)).max_by_key(|h| h.definition.fields.len());
         match base {
-            Some(base) => (base.definition.extended_with(needed), Some(base)),
-            None => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
+            // An index grown past the limits by many queries is not extended: the query gets one of its own.
+            Some(base) if base.definition.extended_with(needed).check_auto_limits().is_ok() => {
+                (base.definition.extended_with(needed), Some(base))
+            }
+            _ => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
         }
     }
 
