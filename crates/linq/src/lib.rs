@@ -94,6 +94,26 @@ pub struct Budget {
     pub outputs: usize,
 }
 
+impl Budget {
+    /// The budget of reducing `group`: the engine reduces every map output of a key at once, and the
+    /// outputs are in memory already, so the budget grows with them (each one may be read and copied a few
+    /// times); a reduce that runs away from its input still stops.
+    fn for_group(self, group: &[Value]) -> Budget {
+        let inputs = group.len() as u64;
+        let input_bytes: u64 = group.iter().map(value::heap_size).sum();
+        Budget {
+            steps: self.steps.saturating_add(inputs.saturating_mul(REDUCE_STEPS_PER_INPUT)),
+            bytes: self.bytes.saturating_add(input_bytes.saturating_add(inputs * 256).saturating_mul(REDUCE_COPIES_PER_INPUT)),
+            outputs: self.outputs,
+        }
+    }
+}
+
+/// Steps a reduce may spend per map output it reduces, beyond the budget of one evaluation.
+const REDUCE_STEPS_PER_INPUT: u64 = 32;
+/// Times a reduce may copy each map output it reduces, beyond the budget of one evaluation.
+const REDUCE_COPIES_PER_INPUT: u64 = 8;
+
 impl Default for Budget {
     fn default() -> Self {
         Budget { steps: DEFAULT_STEP_BUDGET, bytes: DEFAULT_BYTE_BUDGET, outputs: DEFAULT_MAX_OUTPUTS }
@@ -395,7 +415,7 @@ impl LinqIndex {
                 column: 1,
             });
         };
-        let mut ev = Eval::new(&def.text, self.budget);
+        let mut ev = Eval::new(&def.text, self.budget.for_group(group));
         ev.results = Some(group);
         match ev.eval(&def.expr).map_err(|e| label_err(e, &def.label))? {
             Value::Array(a) => Ok(a),

@@ -107,3 +107,28 @@ fn fanning_out_a_large_document_is_not_charged_per_row() {
     assert_eq!(entries.len(), 2000);
     assert_eq!(entries[1999].fields["P"], json!(1999));
 }
+
+#[test]
+fn a_large_reduce_group_is_reduced() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let index = LinqIndex::compile(
+        &["from u in docs.Users select new { u.Country, Count = 1 }"],
+        Some("from r in results group r by r.Country into g select new { Country = g.Key, Count = g.Sum(x => x.Count), Max = g.Max(x => x.Count) }"),
+    )
+    .unwrap();
+    let group: Vec<Value> = (0..300_000).map(|_| json!({"Country": "Norway", "Count": 1})).collect();
+    assert_eq!(index.reduce(&group).unwrap(), vec![json!({"Country": "Norway", "Count": 300_000, "Max": 1})]);
+}
+
+#[test]
+fn a_runaway_reduce_stops() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let index = LinqIndex::compile(
+        &["from u in docs.Users select new { u.Country, Count = 1 }"],
+        Some("from r in results group r by r.Country into g select new { Country = g.Key, Count = g.SelectMany(a => g).SelectMany(b => g).Count() }"),
+    )
+    .unwrap();
+    let group: Vec<Value> = (0..1000).map(|_| json!({"Country": "Norway", "Count": 1})).collect();
+    let e = index.reduce(&group).unwrap_err();
+    assert!(matches!(e.kind, ErrorKind::LimitExceeded(_)), "{e}");
+}
