@@ -10,7 +10,7 @@ import time
 import pytest
 import requests
 from ravendb.documents.indexes.definitions import IndexDefinition
-from ravendb.documents.operations.indexes import PutIndexesOperation
+from ravendb.documents.operations.indexes import EnableIndexOperation, PutIndexesOperation
 
 from corvid_support import User, assert_error_json, create_database, open_store, unique_db_name, wait_until
 
@@ -125,6 +125,11 @@ def test_a_javascript_index_whose_map_always_throws_becomes_errored(store, serve
         with pytest.raises(Exception) as raised:
             list(s.query_index("AlwaysThrows", User))
     assert "is invalid, out of 10 map attempts, 10 has failed" in str(raised.value)
+    # Enabling it again clears the errored state (and its count of failures), as RavenDB's enable does.
+    store.maintenance.send(EnableIndexOperation("AlwaysThrows"))
+    assert wait_until(lambda: index_stats(http, server_url, db_name, "AlwaysThrows")["State"] == "Normal", timeout=10)
+    with store.open_session() as s:
+        assert list(s.query_index("AlwaysThrows", User)) == []
 
 
 def test_a_dynamic_query_cannot_create_a_giant_automatic_index(server_url, db_name, http):

@@ -137,6 +137,16 @@ impl IndexHandle {
         }
     }
 
+    /// Forgets the map and reduce attempts (an errored index enabled again starts its count afresh).
+    pub fn clear_attempts(&self) {
+        let counters = &self.counters;
+        for counter in
+            [&counters.map_attempts, &counters.map_successes, &counters.map_errors, &counters.reduce_attempts, &counters.reduce_errors]
+        {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// Marks the index errored when it has failed too often (`failure.rs`); true when it is errored.
     pub fn error_if_failing(&self, caught_up: bool) -> bool {
         if self.control.is_errored() {
