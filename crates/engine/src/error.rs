@@ -31,6 +31,10 @@ pub enum EngineError {
     Script { message: String },
     #[error("{message}")]
     IndexCompilation { message: String },
+    /// A query of an index that failed too often to be trusted (RavenDB answers with an
+    /// `InvalidOperationException`).
+    #[error("Index '{name}' is marked as errored. {reason}")]
+    IndexErrored { name: String, reason: String },
     /// A feature of the protocol this server does not implement (e.g. time series in a bulk insert).
     #[error("{0}")]
     NotSupported(String),

@@ -56,7 +56,7 @@ impl Database {
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
                 state: if handle.control.is_disabled() {
                     "Disabled"
-                } else if handle.faulted.lock().is_some() {
+                } else if handle.control.is_errored() || handle.faulted.lock().is_some() {
                     "Error"
                 } else if self.indexes.is_idle(&handle) {
                     "Idle"
@@ -207,7 +207,12 @@ impl Database {
     /// Disables (no indexing, kept across restarts) or enables indexes. Blocking (writes a small file).
     pub fn set_indexes_disabled(&self, names: &[String], disabled: bool) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
+            let was_errored = handle.control.is_errored();
             handle.control.set_disabled(&handle.dir, disabled)?;
+            if was_errored && !handle.control.is_errored() {
+                // A fresh start: the old failures would error it again at once.
+                handle.clear_attempts();
+            }
         }
         self.watch.wake_all();
         Ok(())

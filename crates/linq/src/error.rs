@@ -11,6 +11,17 @@ pub enum ErrorKind {
     Compile,
     /// Evaluating one document or one reduce group failed (recorded per document).
     Runtime,
+    /// Evaluating one document or one reduce group went over a limit of its [`crate::Budget`] and was
+    /// stopped (recorded per document, like a runtime error).
+    LimitExceeded(Limit),
+}
+
+/// Which limit of a [`crate::Budget`] an evaluation went over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Steps,
+    Bytes,
+    Outputs,
 }
 
 /// An error from parsing, compiling or evaluating a LINQ index definition.

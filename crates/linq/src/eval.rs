@@ -4,13 +4,14 @@
 //! made by `CreateField` / `CreateSpatialField`. Documents never carry these keys.
 
 use std::cmp::Ordering;
+use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
 use crate::ast::{BinOp, Clause, Expr, ExprKind, Query, QueryBody, QueryEnd, Source, UnOp};
-use crate::error::{ErrorKind, LinqError};
+use crate::error::{ErrorKind, Limit, LinqError};
 use crate::value::*;
-use crate::DocumentLoader;
+use crate::{Budget, DocumentLoader};
 
 pub(crate) const GROUP_KEY: &str = "@corvid-group-key";
 pub(crate) const GROUP_ITEMS: &str = "@corvid-group-items";
@@ -22,25 +23,37 @@ pub(crate) struct MapInput<'a> {
     pub doc: &'a Value,
 }
 
+/// The variables of one row of a query. Values are shared, so a `from` that fans a row out copies
+/// pointers, not the document.
+pub(crate) type Row = Vec<(String, Rc<Value>)>;
+
+/// What one more variable in a row costs in bytes: its name, its pointer and its shared value's header.
+const VARIABLE_BYTES: u64 = 64;
+
 pub(crate) struct Eval<'a> {
     pub text: &'a str,
     pub input: Option<MapInput<'a>>,
     pub results: Option<&'a [Value]>,
     pub loader: Option<&'a mut dyn DocumentLoader>,
-    pub steps: u64,
-    pub budget: u64,
-    pub scopes: Vec<(String, Value)>,
+    pub scopes: Row,
+    budget: Budget,
+    steps: u64,
+    bytes: u64,
 }
 
 type R = Result<Value, LinqError>;
 
 impl<'a> Eval<'a> {
+    pub(crate) fn new(text: &'a str, budget: Budget) -> Eval<'a> {
+        Eval { text, input: None, results: None, loader: None, scopes: Vec::new(), budget, steps: 0, bytes: 0 }
+    }
+
     pub(crate) fn err(&self, pos: usize, msg: impl Into<String>) -> LinqError {
         LinqError::at(ErrorKind::Runtime, self.text, pos, msg)
     }
 
     fn lookup(&self, name: &str) -> Option<&Value> {
-        self.scopes.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v)
+        self.scopes.iter().rev().find(|(n, _)| n == name).map(|(_, v)| &**v)
     }
 
     /// Resolves `x`, `x.A.B` and `x["A"]` by reference, so reading one field does not copy the whole
@@ -75,7 +88,7 @@ impl<'a> Eval<'a> {
             ExprKind::Lambda(params, body) => {
                 let mark = self.scopes.len();
                 for (p, a) in params.iter().zip(args) {
-                    self.scopes.push((p.clone(), a.clone()));
+                    self.scopes.push((p.clone(), Rc::new(a.clone())));
                 }
                 let r = self.eval(body);
                 self.scopes.truncate(mark);
@@ -85,18 +98,46 @@ impl<'a> Eval<'a> {
         }
     }
 
-    /// Counts `n` steps of work against the budget (one per expression evaluated, one per comparison in
-    /// distinct, grouping and sorting).
+    /// Counts `n` steps of work against the budget (one per expression evaluated, one per row a query
+    /// produces, one per comparison in distinct, grouping and sorting).
     pub(crate) fn charge(&mut self, n: u64, pos: usize) -> Result<(), LinqError> {
         self.steps = self.steps.saturating_add(n);
-        if self.steps > self.budget {
-            return Err(self.err(pos, format!("Evaluation exceeded the step budget of {}", self.budget)));
+        if self.steps > self.budget.steps {
+            let message = format!("Evaluation exceeded the step budget of {}", self.budget.steps);
+            return Err(LinqError::at(ErrorKind::LimitExceeded(Limit::Steps), self.text, pos, message));
         }
         Ok(())
     }
 
+    /// Counts `n` bytes of values built or copied against the budget. Bytes are counted as they are
+    /// allocated and never given back, so the total bounds the evaluation's peak memory too.
+    pub(crate) fn charge_bytes(&mut self, n: u64, pos: usize) -> Result<(), LinqError> {
+        self.bytes = self.bytes.saturating_add(n);
+        if self.bytes > self.budget.bytes {
+            let message = format!("Evaluation exceeded the memory budget of {} bytes", self.budget.bytes);
+            return Err(LinqError::at(ErrorKind::LimitExceeded(Limit::Bytes), self.text, pos, message));
+        }
+        Ok(())
+    }
+
+    /// A row with one more variable, charged as a step and its bytes.
+    fn extend_row(&mut self, row: &Row, var: &str, value: Value, pos: usize) -> Result<Row, LinqError> {
+        self.charge(1, pos)?;
+        self.charge_bytes(VARIABLE_BYTES * (row.len() as u64 + 1), pos)?;
+        let mut next = Vec::with_capacity(row.len() + 1);
+        next.extend(row.iter().cloned());
+        next.push((var.to_owned(), Rc::new(value)));
+        Ok(next)
+    }
+
     pub(crate) fn eval(&mut self, e: &Expr) -> R {
         self.charge(1, e.pos)?;
+        let value = self.eval_kind(e)?;
+        self.charge_bytes(built_bytes(&e.kind, &value), e.pos)?;
+        Ok(value)
+    }
+
+    fn eval_kind(&mut self, e: &Expr) -> R {
         Ok(match &e.kind {
             ExprKind::Null => Value::Null,
             ExprKind::Bool(b) => Value::Bool(*b),
@@ -277,12 +318,19 @@ impl<'a> Eval<'a> {
     fn query(&mut self, q: &Query) -> R {
         let src = self.eval(&q.source)?;
         let items = into_items(src).ok_or_else(|| self.err(q.source.pos, "The query source is not a collection"))?;
-        let rows: Vec<Vec<(String, Value)>> = items.into_iter().map(|v| vec![(q.var.clone(), v)]).collect();
+        let rows = self.rows_of(&q.var, items, q.source.pos)?;
         self.body(&q.body, rows).map(Value::Array)
     }
 
+    /// One single-variable row per item.
+    fn rows_of(&mut self, var: &str, items: Vec<Value>, pos: usize) -> Result<Vec<Row>, LinqError> {
+        self.charge(items.len() as u64, pos)?;
+        self.charge_bytes(VARIABLE_BYTES * items.len() as u64, pos)?;
+        Ok(items.into_iter().map(|v| vec![(var.to_owned(), Rc::new(v))]).collect())
+    }
+
     /// Runs `f` with the row's variables in scope; the row is moved into the scopes and back, not cloned.
-    fn with_row<T>(&mut self, row: &mut Vec<(String, Value)>, f: impl FnOnce(&mut Self) -> Result<T, LinqError>) -> Result<T, LinqError> {
+    fn with_row<T>(&mut self, row: &mut Row, f: impl FnOnce(&mut Self) -> Result<T, LinqError>) -> Result<T, LinqError> {
         let mark = self.scopes.len();
         self.scopes.append(row);
         let r = f(self);
@@ -290,7 +338,7 @@ impl<'a> Eval<'a> {
         r
     }
 
-    fn body(&mut self, body: &QueryBody, mut rows: Vec<Vec<(String, Value)>>) -> Result<Vec<Value>, LinqError> {
+    fn body(&mut self, body: &QueryBody, mut rows: Vec<Row>) -> Result<Vec<Value>, LinqError> {
         for clause in &body.clauses {
             let mut next = Vec::new();
             match clause {
@@ -299,16 +347,15 @@ impl<'a> Eval<'a> {
                         let v = self.with_row(&mut row, |s| s.eval(e))?;
                         let items = into_items(v).ok_or_else(|| self.err(e.pos, "The 'from' source is not a collection"))?;
                         for it in items {
-                            let mut r = row.clone();
-                            r.push((var.clone(), it));
-                            next.push(r);
+                            next.push(self.extend_row(&row, var, it, e.pos)?);
                         }
                     }
                 }
                 Clause::Let(var, e) => {
                     for mut row in rows {
                         let v = self.with_row(&mut row, |s| s.eval(e))?;
-                        row.push((var.clone(), v));
+                        self.charge_bytes(VARIABLE_BYTES, e.pos)?;
+                        row.push((var.clone(), Rc::new(v)));
                         next.push(row);
                     }
                 }
@@ -368,7 +415,11 @@ impl<'a> Eval<'a> {
         };
         match &body.into {
             Some((var, rest)) => {
-                let rows = out.into_iter().map(|v| vec![(var.clone(), v)]).collect();
+                let pos = match &body.end {
+                    QueryEnd::Select(e) => e.pos,
+                    QueryEnd::Group { key, .. } => key.pos,
+                };
+                let rows = self.rows_of(var, out, pos)?;
                 self.body(rest, rows)
             }
             None => Ok(out),
@@ -390,5 +441,16 @@ impl<'a> Eval<'a> {
 
     pub(crate) fn eval_args(&mut self, args: &[Expr]) -> Result<Vec<Value>, LinqError> {
         args.iter().map(|a| self.eval(a)).collect()
+    }
+}
+
+/// Bytes an expression's value newly occupies: a copy (a variable, a member, a method's result) or a new
+/// string is counted whole; an object, array or query result built from values already counted only for
+/// its slots; the document and literals are free.
+fn built_bytes(kind: &ExprKind, v: &Value) -> u64 {
+    match kind {
+        ExprKind::Anon(_) | ExprKind::Array(_) | ExprKind::Query(_) => shallow_size(v),
+        ExprKind::Source(_) | ExprKind::Null | ExprKind::Bool(_) | ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Cond(..) => 0,
+        _ => heap_size(v),
     }
 }

@@ -32,9 +32,17 @@
 //! like unchecked C#; `Sum` overflow is an error as in `Enumerable.Sum`) until a double meets them; integer
 //! division by zero is an error. `+` with a string
 //! concatenates (null as ""). Comparisons with null are false, `==` compares numbers by value. Dates are ISO
-//! 8601 strings. An evaluation that takes more than [`DEFAULT_STEP_BUDGET`] steps (expressions evaluated plus
-//! comparisons made by distinct, grouping and sorting) fails instead of looping; the syntax tree's depth is
-//! bounded when parsing, so evaluation cannot overflow the stack.
+//! 8601 strings.
+//!
+//! # Limits
+//! One document's map (or one reduce group) is evaluated under a [`Budget`], so no definition can loop
+//! forever or take the machine's memory: at most [`DEFAULT_STEP_BUDGET`] steps (expressions evaluated, rows
+//! produced by `from`/`let`, comparisons made by distinct, grouping and sorting), at most
+//! [`DEFAULT_BYTE_BUDGET`] bytes of values built or copied (strings, arrays, objects; counted as they are made,
+//! so a string doubled in a loop stops at the limit, not at the end; the document itself is free) and at most
+//! [`DEFAULT_MAX_OUTPUTS`] index entries. Going over one fails that evaluation with
+//! [`ErrorKind::LimitExceeded`]. The syntax tree's depth is bounded when parsing, so evaluation cannot
+//! overflow the stack.
 //!
 //! # Example
 //! ```
@@ -62,14 +70,55 @@ mod parser;
 mod validate;
 mod value;
 
+use std::rc::Rc;
+
 use serde_json::{Map, Value};
 
 use ast::{Expr, ExprKind, QueryEnd, Source};
-pub use error::{ErrorKind, LinqError};
+pub use error::{ErrorKind, Limit, LinqError};
 use eval::{Eval, MapInput};
 
-/// Evaluation steps allowed for one document or one reduce group.
+/// Evaluation steps allowed for one document or one reduce group (about a tenth of a second).
 pub const DEFAULT_STEP_BUDGET: u64 = 1_000_000;
+/// Bytes of values one document's map or one reduce group may build or copy: far above what real maps
+/// need, small enough that a few index threads at their limit cannot exhaust a server.
+pub const DEFAULT_BYTE_BUDGET: u64 = 64 << 20;
+/// Index entries one document's map may produce, like RavenDB's guard on outputs per document.
+pub const DEFAULT_MAX_OUTPUTS: usize = 32_768;
+
+/// What one evaluation (one document's map, one reduce group) may spend; see the crate documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub steps: u64,
+    pub bytes: u64,
+    pub outputs: usize,
+}
+
+impl Budget {
+    /// The budget of reducing `group`: the engine reduces every map output of a key at once, and the
+    /// outputs are in memory already, so the budget grows with them (each one may be read and copied a few
+    /// times); a reduce that runs away from its input still stops.
+    fn for_group(self, group: &[Value]) -> Budget {
+        let inputs = group.len() as u64;
+        let input_bytes: u64 = group.iter().map(value::heap_size).sum();
+        Budget {
+            steps: self.steps.saturating_add(inputs.saturating_mul(REDUCE_STEPS_PER_INPUT)),
+            bytes: self.bytes.saturating_add(input_bytes.saturating_add(inputs * 256).saturating_mul(REDUCE_COPIES_PER_INPUT)),
+            outputs: self.outputs,
+        }
+    }
+}
+
+/// Steps a reduce may spend per map output it reduces, beyond the budget of one evaluation.
+const REDUCE_STEPS_PER_INPUT: u64 = 32;
+/// Times a reduce may copy each map output it reduces, beyond the budget of one evaluation.
+const REDUCE_COPIES_PER_INPUT: u64 = 8;
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget { steps: DEFAULT_STEP_BUDGET, bytes: DEFAULT_BYTE_BUDGET, outputs: DEFAULT_MAX_OUTPUTS }
+    }
+}
 
 /// Loads referenced documents for `LoadDocument`; the caller records every id asked for.
 pub trait DocumentLoader {
@@ -138,7 +187,7 @@ pub struct LinqIndex {
     reduce: Option<Definition>,
     /// The reduce's group key: the variable it binds and the key expression.
     group_key: Option<(String, Expr)>,
-    budget: u64,
+    budget: Budget,
     /// Whether a map can see the document's metadata (`MetadataFor`, `AsJson`, `doc["@metadata"]`); if
     /// not, callers need not build it.
     reads_metadata: bool,
@@ -211,11 +260,17 @@ impl LinqIndex {
             let text = d.text.to_ascii_lowercase();
             text.contains("metadata") || text.contains("asjson")
         });
-        Ok(LinqIndex { maps: defs, sources, fields, reduce, group_key, budget: DEFAULT_STEP_BUDGET, reads_metadata })
+        Ok(LinqIndex { maps: defs, sources, fields, reduce, group_key, budget: Budget::default(), reads_metadata })
     }
 
     /// Changes the evaluation step budget (per document and per reduce group).
-    pub fn with_step_budget(mut self, budget: u64) -> LinqIndex {
+    pub fn with_step_budget(mut self, steps: u64) -> LinqIndex {
+        self.budget.steps = steps;
+        self
+    }
+
+    /// Changes every limit of an evaluation (per document and per reduce group).
+    pub fn with_budget(mut self, budget: Budget) -> LinqIndex {
         self.budget = budget;
         self
     }
@@ -280,15 +335,8 @@ impl LinqIndex {
                 column: 1,
             });
         };
-        let mut ev = Eval {
-            text: &def.text,
-            input: None,
-            results: None,
-            loader: None,
-            steps: 0,
-            budget: self.budget,
-            scopes: vec![(var.clone(), output.clone())],
-        };
+        let mut ev = Eval::new(&def.text, self.budget);
+        ev.scopes.push((var.clone(), Rc::new(output.clone())));
         ev.eval(key).map_err(|e| label_err(e, &def.label))
     }
 
@@ -336,20 +384,21 @@ impl LinqIndex {
             }
         }
         with_id(&mut doc, doc_id);
-        let mut ev = Eval {
-            text: &def.text,
-            input: Some(MapInput { doc: &doc }),
-            results: None,
-            loader: Some(loader),
-            steps: 0,
-            budget: self.budget,
-            scopes: Vec::new(),
-        };
+        let mut ev = Eval::new(&def.text, self.budget);
+        ev.input = Some(MapInput { doc: &doc });
+        ev.loader = Some(loader);
         let out = ev.eval(&def.expr).map_err(|e| label_err(e, &def.label))?;
         let rows = match out {
             Value::Array(a) => a,
             v => vec![v],
         };
+        if rows.len() > self.budget.outputs {
+            let message =
+                format!("The map produced {} index entries for one document, over the limit of {}", rows.len(), self.budget.outputs);
+            let mut e = LinqError::at(ErrorKind::LimitExceeded(Limit::Outputs), &def.text, def.expr.pos, message);
+            e.definition = def.label.clone();
+            return Err(e);
+        }
         rows.into_iter()
             .map(|r| entry(r).map_err(|m| label_err(LinqError::at(ErrorKind::Runtime, &def.text, def.expr.pos, m), &def.label)))
             .collect()
@@ -366,8 +415,8 @@ impl LinqIndex {
                 column: 1,
             });
         };
-        let mut ev =
-            Eval { text: &def.text, input: None, results: Some(group), loader: None, steps: 0, budget: self.budget, scopes: Vec::new() };
+        let mut ev = Eval::new(&def.text, self.budget.for_group(group));
+        ev.results = Some(group);
         match ev.eval(&def.expr).map_err(|e| label_err(e, &def.label))? {
             Value::Array(a) => Ok(a),
             v => Ok(vec![v]),

@@ -243,7 +243,6 @@ impl Eval<'_> {
         let a = self.eval_args(args)?;
         let text = |i: usize| a.get(i).map(to_text).unwrap_or_default();
         let int = |i: usize| a.get(i).and_then(Value::as_i64);
-        let chars: Vec<char> = s.chars().collect();
         Ok(match (name, a.len()) {
             ("ToLower" | "ToLowerInvariant", 0) => Value::String(s.to_lowercase()),
             ("ToUpper" | "ToUpperInvariant", 0) => Value::String(s.to_uppercase()),
@@ -271,6 +270,7 @@ impl Eval<'_> {
                 Value::Array(parts.into_iter().map(Value::String).collect())
             }
             ("Substring", 1 | 2) => {
+                let chars: Vec<char> = s.chars().collect();
                 let start = int(0).unwrap_or(-1);
                 let len = if a.len() == 2 { int(1).unwrap_or(-1) } else { chars.len() as i64 - start };
                 if start < 0 || len < 0 || start.checked_add(len).is_none_or(|end| end as usize > chars.len()) {
@@ -278,7 +278,7 @@ impl Eval<'_> {
                 }
                 Value::String(chars[start as usize..(start + len) as usize].iter().collect())
             }
-            ("Count", 0) => Value::from(chars.len()),
+            ("Count", 0) => Value::from(s.chars().count()),
             _ => return Err(self.err(pos, format!("Unsupported string method '{name}' with {} arguments", a.len()))),
         })
     }
@@ -307,7 +307,13 @@ impl Eval<'_> {
                     let inner = self.apply(&args[0], std::slice::from_ref(&v))?;
                     let inner = into_items(inner).ok_or_else(|| self.err(args[0].pos, "SelectMany selector must return a collection"))?;
                     for x in inner {
-                        out.push(if argc == 2 { self.apply(&args[1], &[v.clone(), x])? } else { x });
+                        if argc == 2 {
+                            // The outer item is copied for every inner one.
+                            self.charge_bytes(heap_size(&v), pos)?;
+                            out.push(self.apply(&args[1], &[v.clone(), x])?);
+                        } else {
+                            out.push(x);
+                        }
                     }
                 }
                 Value::Array(out)
@@ -383,7 +389,10 @@ impl Eval<'_> {
                 Value::Array(out)
             }
             "OrderBy" | "OrderByDescending" | "ThenBy" | "ThenByDescending" if argc <= 1 => {
-                let keys = select(self, items.clone())?;
+                let keys = match args.first() {
+                    Some(f) => items.iter().map(|v| self.apply(f, std::slice::from_ref(v))).collect::<Result<Vec<_>, _>>()?,
+                    None => items.clone(),
+                };
                 let mut pairs: Vec<(Value, Value)> = keys.into_iter().zip(items).collect();
                 self.charge(sort_cost(pairs.len()), pos)?;
                 pairs.sort_by(|a, b| compare(&a.0, &b.0));

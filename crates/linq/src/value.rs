@@ -277,3 +277,26 @@ pub(crate) fn sort_cost(n: usize) -> u64 {
     let n = n as u64;
     n * (64 - n.leading_zeros() as u64).max(1)
 }
+
+/// Bytes a JSON value holds on the heap beside its own slot, about as serde_json lays it out (a slot is a
+/// `Value`; an object entry adds its key and the map's per-entry overhead).
+pub(crate) fn heap_size(v: &Value) -> u64 {
+    match v {
+        Value::Null | Value::Bool(_) | Value::Number(_) => 0,
+        Value::String(s) => s.len() as u64,
+        Value::Array(a) => a.iter().map(|x| SLOT_BYTES + heap_size(x)).sum(),
+        Value::Object(o) => o.iter().map(|(k, x)| ENTRY_BYTES + k.len() as u64 + heap_size(x)).sum(),
+    }
+}
+
+/// Bytes of a container's own slots, not of what they hold.
+pub(crate) fn shallow_size(v: &Value) -> u64 {
+    match v {
+        Value::Array(a) => a.len() as u64 * SLOT_BYTES,
+        Value::Object(o) => o.keys().map(|k| ENTRY_BYTES + k.len() as u64).sum(),
+        _ => 0,
+    }
+}
+
+const SLOT_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+const ENTRY_BYTES: u64 = SLOT_BYTES + 32;

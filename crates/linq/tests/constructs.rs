@@ -309,10 +309,13 @@ fn runtime_errors_do_not_panic() {
 #[test]
 fn step_budget_stops_pathological_expressions() {
     let def = "from u in docs.Users select new { v = u.N.SelectMany(a => u.N).SelectMany(b => u.N).SelectMany(c => u.N).Count() }";
-    let index = LinqIndex::compile(&[def], None).unwrap().with_step_budget(10_000);
+    // Only the step budget: the memory budget would stop this map too.
+    let budget = corvid_linq::Budget { steps: 10_000, bytes: u64::MAX, outputs: usize::MAX };
+    let index = LinqIndex::compile(&[def], None).unwrap().with_budget(budget);
     let n: Vec<i64> = (0..100).collect();
     let e = index.map(0, "u/1", "Users", &json!({"N": n}), &json!({}), &mut NoDocuments).unwrap_err();
     assert!(e.message.contains("step budget"), "{e}");
+    assert_eq!(e.kind, ErrorKind::LimitExceeded(corvid_linq::Limit::Steps));
 }
 
 #[test]
@@ -393,6 +396,7 @@ fn edge_cases_fail_cleanly() {
         LinqIndex::compile(&["from u in docs.Users select new { v = u.N.Distinct().Count() }"], None).unwrap().with_step_budget(100_000);
     let e = index.map(0, "u/1", "Users", &d, &json!({}), &mut NoDocuments).unwrap_err();
     assert!(e.message.contains("step budget"), "{e}");
+    assert_eq!(e.kind, ErrorKind::LimitExceeded(corvid_linq::Limit::Steps));
 }
 
 /// Callers may skip building metadata for maps that cannot read it; maps that can are told apart.

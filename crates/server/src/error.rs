@@ -49,6 +49,8 @@ pub enum ApiError {
     #[error("{0}")]
     IndexCompilation(String),
     #[error("{0}")]
+    IndexErrored(String),
+    #[error("{0}")]
     NotSupported(String),
     #[error("{0}")]
     Timeout(String),
@@ -101,6 +103,7 @@ impl ApiError {
             ApiError::IndexCompilation(_) => {
                 (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException")
             }
+            ApiError::IndexErrored(_) => (StatusCode::INTERNAL_SERVER_ERROR, "System.InvalidOperationException"),
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
@@ -124,6 +127,7 @@ impl From<EngineError> for ApiError {
             EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
             EngineError::Script { message } => ApiError::Script(message),
             EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message),
+            e @ EngineError::IndexErrored { .. } => ApiError::IndexErrored(e.to_string()),
             EngineError::NotSupported(m) => ApiError::NotSupported(m),
             EngineError::Timeout(m) => ApiError::Timeout(m),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {

@@ -1,8 +1,9 @@
 //! What operators set on an index besides its definition: disabled (no indexing until enabled, kept across
 //! restarts), paused (stopped until started again or the database reloads, as RavenDB's "stop"), priority
 //! and lock mode; for a side-by-side rebuild, whether the index is the replacement of the index of its name and
-//! its generation (which of two directories claiming one name is newer). Persisted next to the definition as
-//! `control.json`.
+//! its generation (which of two directories claiming one name is newer); and whether it failed too often
+//! (errored: no indexing and no queries until it is enabled, reset or redefined). Persisted next to the
+//! definition as `control.json`.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,11 +28,20 @@ struct Persisted {
     replacement: bool,
     /// Grows with every replacement of an index of this name.
     generation: u64,
+    /// Why the index is errored (see `failure.rs`).
+    errored: Option<String>,
 }
 
 impl Default for Persisted {
     fn default() -> Self {
-        Persisted { disabled: false, priority: "Normal".into(), lock_mode: "Unlock".into(), replacement: false, generation: 0 }
+        Persisted {
+            disabled: false,
+            priority: "Normal".into(),
+            lock_mode: "Unlock".into(),
+            replacement: false,
+            generation: 0,
+            errored: None,
+        }
     }
 }
 
@@ -40,6 +50,8 @@ pub struct IndexControl {
     persisted: Mutex<Persisted>,
     disabled: AtomicBool,
     paused: AtomicBool,
+    /// Read by every indexing step, so kept outside the mutex.
+    errored: AtomicBool,
     /// Read by every lookup by name, so kept outside the mutex.
     replacement: AtomicBool,
 }
@@ -52,6 +64,7 @@ impl IndexControl {
         IndexControl {
             disabled: AtomicBool::new(persisted.disabled),
             paused: AtomicBool::new(false),
+            errored: AtomicBool::new(persisted.errored.is_some()),
             replacement: AtomicBool::new(persisted.replacement),
             persisted: Mutex::new(persisted),
         }
@@ -62,6 +75,7 @@ impl IndexControl {
     pub fn create_replacement(dir: &Path, of: &IndexControl, generation: u64) -> Result<(), EngineError> {
         let mut persisted = of.persisted.lock().clone();
         persisted.disabled = false;
+        persisted.errored = None;
         persisted.replacement = true;
         persisted.generation = generation;
         let control = IndexControl::default();
@@ -101,9 +115,38 @@ impl IndexControl {
             .map_err(|e| EngineError::Internal(format!("cannot save the index state in {}: {e}", dir.display())))
     }
 
+    /// Writes in `to` the control state of `from` for an index rebuilt from scratch (a reset): everything
+    /// but the errored state carries over.
+    pub fn carry_over(from: &Path, to: &Path) -> Result<(), EngineError> {
+        let mut persisted = IndexControl::load(from).persisted.into_inner();
+        persisted.errored = None;
+        IndexControl::default().save(to, &persisted)
+    }
+
     /// The worker may index now.
     pub fn may_index(&self) -> bool {
-        !self.disabled.load(Ordering::Relaxed) && !self.paused.load(Ordering::Relaxed)
+        !self.disabled.load(Ordering::Relaxed) && !self.paused.load(Ordering::Relaxed) && !self.is_errored()
+    }
+
+    pub fn is_errored(&self) -> bool {
+        self.errored.load(Ordering::Relaxed)
+    }
+
+    /// Why the index is errored, if it is.
+    pub fn errored_reason(&self) -> Option<String> {
+        if !self.is_errored() {
+            return None;
+        }
+        self.persisted.lock().errored.clone()
+    }
+
+    /// Marks the index errored (kept across restarts). Indexing stops at once, even if saving fails.
+    pub fn set_errored(&self, dir: &Path, reason: String) -> Result<(), EngineError> {
+        let mut persisted = self.persisted.lock();
+        persisted.errored = Some(reason);
+        self.errored.store(true, Ordering::Relaxed);
+        let next = persisted.clone();
+        self.save(dir, &next)
     }
 
     pub fn is_disabled(&self) -> bool {
@@ -122,9 +165,16 @@ impl IndexControl {
         let mut persisted = self.persisted.lock();
         let mut next = persisted.clone();
         next.disabled = disabled;
+        if !disabled {
+            // Enabling an errored index lets it index again, as RavenDB's enable does.
+            next.errored = None;
+        }
         self.save(dir, &next)?;
         *persisted = next;
         self.disabled.store(disabled, Ordering::Relaxed);
+        if !disabled {
+            self.errored.store(false, Ordering::Relaxed);
+        }
         Ok(())
     }
 
@@ -193,5 +243,20 @@ mod tests {
         assert!(reloaded.is_disabled() && !reloaded.is_paused(), "pausing lasts until restart only");
         assert_eq!((reloaded.priority().as_str(), reloaded.lock_mode().as_str()), ("High", "LockedIgnore"));
         assert_eq!(reloaded.status(), "Disabled");
+    }
+
+    #[test]
+    fn the_errored_state_survives_a_reload_but_not_a_reset_or_an_enable() {
+        let dir = tempfile::tempdir().unwrap();
+        let control = IndexControl::load(dir.path());
+        control.set_errored(dir.path(), "too many failures".into()).unwrap();
+        assert!(!control.may_index());
+        let reloaded = IndexControl::load(dir.path());
+        assert_eq!(reloaded.errored_reason().as_deref(), Some("too many failures"));
+        let rebuilt = tempfile::tempdir().unwrap();
+        IndexControl::carry_over(dir.path(), rebuilt.path()).unwrap();
+        assert!(!IndexControl::load(rebuilt.path()).is_errored());
+        reloaded.set_disabled(dir.path(), false).unwrap();
+        assert!(reloaded.may_index() && !IndexControl::load(dir.path()).is_errored());
     }
 }

@@ -3,6 +3,11 @@
 use serde::{Deserialize, Serialize};
 
 pub const ALL_DOCS: &str = "@all_docs";
+/// Fields (and, for map-reduce, group-by fields and aggregations) an automatic index may have: a dynamic
+/// query needing more is refused before anything is created (each field costs columns in every segment).
+pub const MAX_AUTO_INDEX_FIELDS: usize = 128;
+/// Characters an automatic index's name (made of its field names) may have.
+pub const MAX_AUTO_INDEX_NAME_CHARS: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AutoIndexField {
@@ -130,6 +135,24 @@ impl AutoIndexDefinition {
         AutoIndexDefinition { name, collection: collection.to_owned(), fields: Vec::new(), group_by, aggregations, static_index: None }
     }
 
+    /// Refuses an automatic index over [`MAX_AUTO_INDEX_FIELDS`] fields or [`MAX_AUTO_INDEX_NAME_CHARS`]
+    /// characters of name, with what to do instead.
+    pub fn check_auto_limits(&self) -> Result<(), crate::EngineError> {
+        let fields = self.fields.len() + self.group_by.len() + self.aggregations.len();
+        let name_chars = self.name.chars().count();
+        let problem = if fields > MAX_AUTO_INDEX_FIELDS {
+            format!("{fields} fields; at most {MAX_AUTO_INDEX_FIELDS} are allowed")
+        } else if name_chars > MAX_AUTO_INDEX_NAME_CHARS {
+            format!("a name of {name_chars} characters; at most {MAX_AUTO_INDEX_NAME_CHARS} are allowed")
+        } else {
+            return Ok(());
+        };
+        let head: String = self.name.chars().take(100).collect();
+        Err(crate::EngineError::InvalidQuery {
+            message: format!("This query needs an automatic index of {problem} ('{head}…'). Query fewer fields, or define a static index"),
+        })
+    }
+
     /// A user-defined index (never matched to queries on collections, never retired or deleted when idle).
     pub fn is_static(&self) -> bool {
         self.static_index.is_some()
@@ -243,5 +266,17 @@ mod tests {
         let wider = def.extended_with(&[f("Age"), AutoIndexField { search: true, ..AutoIndexField::plain("Name") }]);
         assert_eq!(wider.name, "Auto/Users/ByAgeAndSearch(Name)");
         assert!(wider.covers("Users", &[f("Name"), f("Age")]));
+    }
+
+    #[test]
+    fn automatic_indexes_are_limited_in_fields_and_name_length() {
+        let fields = |n: usize, len: usize| (0..n).map(|i| AutoIndexField::plain(&format!("{i:0len$}"))).collect::<Vec<_>>();
+        assert!(AutoIndexDefinition::new("Users", fields(MAX_AUTO_INDEX_FIELDS, 3)).check_auto_limits().is_ok());
+        let e = AutoIndexDefinition::new("Users", fields(MAX_AUTO_INDEX_FIELDS + 1, 3)).check_auto_limits().unwrap_err();
+        assert!(e.to_string().contains("129 fields; at most 128"), "{e}");
+        let e = AutoIndexDefinition::new("Users", fields(2, 3000)).check_auto_limits().unwrap_err();
+        assert!(e.to_string().contains("name of 6016 characters"), "{e}");
+        let group_by = (0..MAX_AUTO_INDEX_FIELDS).map(|i| format!("g{i}")).collect();
+        assert!(AutoIndexDefinition::map_reduce("Users", group_by, vec![Aggregation::Count]).check_auto_limits().is_err());
     }
 }

@@ -4,6 +4,7 @@
 mod control;
 mod definition;
 mod explain;
+mod failure;
 mod js_map;
 mod output_collection;
 mod output_references;
@@ -11,7 +12,9 @@ mod registry;
 mod static_index;
 mod worker;
 
-pub use definition::{auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS};
+pub use definition::{
+    auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS, MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS,
+};
 pub use explain::{IndexExplanation, QueryExplanation};
 pub use output_collection::{output_collection_of, ReduceOutput};
 pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};

@@ -13,6 +13,7 @@ use parking_lot::{Mutex, RwLock};
 
 use super::control::IndexControl;
 use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::failure::Attempts;
 use super::output_collection::ReduceOutput;
 use super::worker;
 use crate::commit_watch::CommitWatch;
@@ -36,6 +37,8 @@ pub struct IndexCounters {
     pub map_attempts: AtomicU64,
     pub map_successes: AtomicU64,
     pub map_errors: AtomicU64,
+    pub reduce_attempts: AtomicU64,
+    pub reduce_errors: AtomicU64,
     pub batches: AtomicU64,
     pub last_indexing_time: AtomicI64,
 }
@@ -122,6 +125,43 @@ impl IndexHandle {
             errors.pop_front();
         }
         errors.push_back(error);
+    }
+
+    pub fn attempts(&self) -> Attempts {
+        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        Attempts {
+            map_attempts: load(&self.counters.map_attempts),
+            map_errors: load(&self.counters.map_errors),
+            reduce_attempts: load(&self.counters.reduce_attempts),
+            reduce_errors: load(&self.counters.reduce_errors),
+        }
+    }
+
+    /// Forgets the map and reduce attempts (an errored index enabled again starts its count afresh).
+    pub fn clear_attempts(&self) {
+        let counters = &self.counters;
+        for counter in
+            [&counters.map_attempts, &counters.map_successes, &counters.map_errors, &counters.reduce_attempts, &counters.reduce_errors]
+        {
+            counter.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Marks the index errored when it has failed too often (`failure.rs`); true when it is errored.
+    pub fn error_if_failing(&self, caught_up: bool) -> bool {
+        if self.control.is_errored() {
+            return true;
+        }
+        let attempts = self.attempts();
+        if !attempts.make_index_errored(caught_up) {
+            return false;
+        }
+        let reason = attempts.explain(&self.name());
+        tracing::warn!(index = %self.name(), %reason, "index errored: it stops indexing until it is reset, enabled or redefined");
+        if let Err(e) = self.control.set_errored(&self.dir, reason) {
+            tracing::warn!(index = %self.name(), error = %e, "could not save the errored state; it holds until restart");
+        }
+        true
     }
 
     fn stop_and_join(&self, watch: &CommitWatch) {
@@ -332,6 +372,7 @@ impl IndexRegistry {
             return Ok((found, false));
         }
         let (definition, _) = self.map_index_to_create(collection, needed);
+        definition.check_auto_limits()?;
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic index");
@@ -353,6 +394,7 @@ impl IndexRegistry {
             return Ok((found, false));
         }
         let (definition, _) = self.reduce_index_to_create(collection, group_by, aggregations);
+        definition.check_auto_limits()?;
         let dir = self.dir.join(directory_name(&definition.name));
         let _ = std::fs::remove_dir_all(&dir);
         tracing::info!(index = %definition.name, "creating automatic map-reduce index");
@@ -439,8 +481,11 @@ impl IndexRegistry {
     ) -> (AutoIndexDefinition, Option<Arc<IndexHandle>>) {
         let base = self.all().into_iter().filter(|h| h.definition.is_auto_map_of(collection)).max_by_key(|h| h.definition.fields.len());
         match base {
-            Some(base) => (base.definition.extended_with(needed), Some(base)),
-            None => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
+            // An index grown past the limits by many queries is not extended: the query gets one of its own.
+            Some(base) if base.definition.extended_with(needed).check_auto_limits().is_ok() => {
+                (base.definition.extended_with(needed), Some(base))
+            }
+            _ => (AutoIndexDefinition::new(collection, needed.to_vec()), None),
         }
     }
 
@@ -521,14 +566,11 @@ impl IndexRegistry {
     pub fn reset(self: &Arc<Self>, name: &str) -> Result<bool, EngineError> {
         let Some(handle) = self.get(name) else { return Ok(false) };
         let definition = handle.definition.clone();
-        let control = std::fs::read(handle.dir.join(super::control::CONTROL_FILE)).ok();
-        self.delete_handle(&handle);
         let dir = self.fresh_dir(&definition.name);
-        if let Some(control) = control {
-            // Lock mode, priority and the replacement state survive a reset.
-            std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
-            std::fs::write(dir.join(super::control::CONTROL_FILE), control).map_err(|e| EngineError::Internal(e.to_string()))?;
-        }
+        // Lock mode, priority and the replacement state survive a reset (the errored state does not).
+        std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        IndexControl::carry_over(&handle.dir, &dir)?;
+        self.delete_handle(&handle);
         self.start(definition, &dir)?;
         Ok(true)
     }

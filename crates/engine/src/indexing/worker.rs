@@ -41,6 +41,9 @@ const REDUCE_BATCH_PAUSE: Duration = Duration::from_millis(40);
 /// Document bytes read into one batch at most: a batch of large documents ends early rather than holding
 /// gigabytes in memory.
 const BATCH_BYTES: usize = 128 << 20;
+/// Index entries one document may produce over all the maps of a static index (each C# map is also held
+/// to it by its own budget, which stops it while it evaluates).
+const MAX_OUTPUTS_PER_DOCUMENT: usize = corvid_linq::DEFAULT_MAX_OUTPUTS;
 
 /// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
 /// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
@@ -82,6 +85,17 @@ impl Mapper {
 
     /// The entries of one document (static indexes).
     fn map_document(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
+        let entries = self.map_unchecked(record, host)?;
+        if entries.len() > MAX_OUTPUTS_PER_DOCUMENT {
+            return Err(format!(
+                "The maps produced {} index entries for this document, over the limit of {MAX_OUTPUTS_PER_DOCUMENT}",
+                entries.len()
+            ));
+        }
+        Ok(entries)
+    }
+
+    fn map_unchecked(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
         match self {
             Mapper::Paths => Err("automatic indexes are mapped by path".into()),
             Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
@@ -206,13 +220,17 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
     let mut retired_narrower = false;
     while !handle.should_stop() {
         if !handle.control.may_index() {
-            *handle.status.lock() = format!("{}: not indexing", handle.control.status());
+            *handle.status.lock() = match handle.control.errored_reason() {
+                Some(reason) => format!("Error: not indexing: {reason}"),
+                None => format!("{}: not indexing", handle.control.status()),
+            };
             std::thread::sleep(Duration::from_millis(100));
             continue;
         }
         let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, merger, &mapper)));
         match outcome {
             Ok(Ok(true)) => {
+                handle.error_if_failing(false);
                 if !matches!(handle.index, IndexBackend::Search(_)) {
                     std::thread::sleep(REDUCE_BATCH_PAUSE);
                 }
@@ -220,6 +238,9 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
             }
             Ok(Ok(false)) => {
                 *handle.faulted.lock() = None;
+                if handle.error_if_failing(true) {
+                    continue;
+                }
                 if !retired_narrower {
                     if let Some(registry) = registry.upgrade() {
                         registry.retire_superseded(&handle.definition);
@@ -291,8 +312,14 @@ enum Mapped {
     Nothing(String),
 }
 
+/// Whether the worker must drop its batch: the index is being deleted or stopped, or has failed too often.
+fn interrupted(handle: &IndexHandle) -> bool {
+    handle.should_stop() || handle.error_if_failing(false)
+}
+
 /// Runs a static index's maps, handing each document's outcome to `emit` as soon as it is mapped. A
-/// failing document is an indexing error of that document only.
+/// failing document is an indexing error of that document only. False when the batch was interrupted
+/// (see [`interrupted`]): it must not be committed.
 fn map_static(
     handle: &IndexHandle,
     program: &Mapper,
@@ -300,9 +327,12 @@ fn map_static(
     records: Vec<corvid_storage::DocumentRecord>,
     references: &mut Vec<(String, Vec<String>)>,
     emit: &mut dyn FnMut(Mapped) -> Result<(), EngineError>,
-) -> Result<(), EngineError> {
+) -> Result<bool, EngineError> {
     let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
     for record in records {
+        if interrupted(handle) {
+            return Ok(false);
+        }
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         let mapped_entries = program.map_document(&record, &mut host);
         references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
@@ -322,11 +352,12 @@ fn map_static(
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Maps documents for a static map-reduce index: each document's entries under their reduce keys (None
 /// for deleted documents and documents whose map failed, so their old contributions are taken back).
+/// `None` when the batch was interrupted (see [`interrupted`]).
 fn map_for_reduce(
     handle: &IndexHandle,
     program: &Mapper,
@@ -334,11 +365,14 @@ fn map_for_reduce(
     records: Vec<corvid_storage::DocumentRecord>,
     deletes: Vec<String>,
     references: &mut Vec<(String, Vec<String>)>,
-) -> Vec<(String, Option<DocumentEntries>)> {
+) -> Option<Vec<(String, Option<DocumentEntries>)>> {
     let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
     // Deletes first, so a document deleted and written again in this batch keeps its new entries.
     let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
     for record in records {
+        if interrupted(handle) {
+            return None;
+        }
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         let keyed = program.map_document(&record, &mut host).and_then(|entries| {
             entries
@@ -362,7 +396,7 @@ fn map_for_reduce(
             }
         }
     }
-    changes
+    Some(changes)
 }
 
 /// Parses each document's body, handing it to `emit`; a body that is not JSON is an indexing error of that
@@ -559,11 +593,14 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                 writes.delete(key).map_err(failed)?;
             }
             let mut changed = !deletes.is_empty();
-            match mapper {
-                Mapper::Paths => parse_documents(handle, records, &mut |entry| {
-                    changed = true;
-                    writes.upsert(&entry).map_err(failed)
-                })?,
+            let complete = match mapper {
+                Mapper::Paths => {
+                    parse_documents(handle, records, &mut |entry| {
+                        changed = true;
+                        writes.upsert(&entry).map_err(failed)
+                    })?;
+                    true
+                }
                 static_mapper => map_static(handle, static_mapper, &snapshot, records, &mut reference_changes, &mut |outcome| {
                     changed = true;
                     match outcome {
@@ -572,6 +609,10 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                     }
                     .map_err(failed)
                 })?,
+            };
+            if !complete {
+                // Dropping the uncommitted writes rolls them back; the batch is read again if indexing resumes.
+                return Ok(true);
             }
             drop(snapshot);
             if let Some(references) = &handle.references {
@@ -587,7 +628,9 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                 return Err(EngineError::Internal(format!("index {} has no reduce program", definition.name)));
             }
             let program = mapper;
-            let changes = map_for_reduce(handle, program, &snapshot, records, deletes, &mut reference_changes);
+            let Some(changes) = map_for_reduce(handle, program, &snapshot, records, deletes, &mut reference_changes) else {
+                return Ok(true);
+            };
             drop(snapshot);
             if let Some(references) = &handle.references {
                 references.apply(&reference_changes)?;
@@ -595,9 +638,11 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
             let changed = !changes.is_empty();
             if changed {
                 let mut reducer = |key: &str, entries: &[String]| -> Result<Vec<String>, String> {
+                    handle.counters.reduce_attempts.fetch_add(1, Ordering::Relaxed);
                     match program.reduce(key, entries) {
                         Ok(out) => Ok(out),
                         Err(e) => {
+                            handle.counters.reduce_errors.fetch_add(1, Ordering::Relaxed);
                             // One key's failure is that key's error; the other keys keep their results.
                             handle.record_error(IndexingError {
                                 document: key.to_owned(),

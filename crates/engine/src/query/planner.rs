@@ -779,6 +779,9 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let (source, filter, sort, ids, created_index) = match &query.from.source {
         FromSource::Index { name, .. } => {
             let handle = db.indexes.get(name).ok_or_else(|| EngineError::IndexDoesNotExist(name.clone()))?;
+            if let Some(reason) = handle.control.errored_reason() {
+                return Err(EngineError::IndexErrored { name: handle.name(), reason });
+            }
             t.more_like_this = Some((db, handle.clone()));
             let filter = where_filter(&query, &mut t)?;
             let sort = order_by(&query, &mut t)?;
