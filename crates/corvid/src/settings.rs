@@ -30,6 +30,8 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
   --log-requests <true|false>       one log line per request                   [true]
   --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
+  --max-concurrent-queries <n>      queries run at once; more wait in a queue  [64]
+  --query-queue-timeout-ms <n>      a queued query gets 503 after this long    [30000]
   --log-requests-slower-than-ms <n> log only requests taking at least this     [0]
   --log <filter>                    log filter, e.g. info or debug             [info]
   --auto-index-idle-after-ms <n>    unqueried automatic index becomes idle     [1800000]
@@ -57,6 +59,8 @@ const SETTING_NAMES: &[&str] = &[
     "map_size_bytes",
     "log_requests",
     "max_json_depth",
+    "max_concurrent_queries",
+    "query_queue_timeout_ms",
     "log",
     "debug_slow_open",
     "auto_index_idle_after_ms",
@@ -97,6 +101,8 @@ struct FileSettings {
     map_size_bytes: Option<usize>,
     log_requests: Option<bool>,
     max_json_depth: Option<usize>,
+    max_concurrent_queries: Option<usize>,
+    query_queue_timeout_ms: Option<u64>,
     log: Option<String>,
     auto_index_idle_after_ms: Option<u64>,
     auto_index_delete_after_ms: Option<u64>,
@@ -138,6 +144,8 @@ impl Settings {
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
+            "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),
+            "query_queue_timeout_ms" => c.query_queue_timeout = Duration::from_millis(parse(name, value)?),
             "max_json_depth" => {
                 let max = corvid_types::json::MAX_CONFIGURABLE_DEPTH;
                 c.max_json_depth = parse(name, value)?;
@@ -177,6 +185,8 @@ impl Settings {
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
             ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),
+            ("max_concurrent_queries", file.max_concurrent_queries.map(|v| v.to_string())),
+            ("query_queue_timeout_ms", file.query_queue_timeout_ms.map(|v| v.to_string())),
             ("log", file.log),
             ("auto_index_idle_after_ms", file.auto_index_idle_after_ms.map(|v| v.to_string())),
             ("auto_index_delete_after_ms", file.auto_index_delete_after_ms.map(|v| v.to_string())),

@@ -40,6 +40,9 @@ pub enum EngineError {
     NotSupported(String),
     #[error("timed out: {0}")]
     Timeout(String),
+    /// The request was cancelled (its client went away); nobody reads this answer.
+    #[error("the request was cancelled")]
+    Cancelled,
     #[error("internal error: {0}")]
     Internal(String),
 }

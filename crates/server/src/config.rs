@@ -32,6 +32,9 @@ pub struct ServerConfig {
     pub log_requests: bool,
     /// Deepest nesting (objects and arrays) of a document a client may write.
     pub max_json_depth: usize,
+    /// Queries run at once; more wait up to `query_queue_timeout`, then get 503.
+    pub max_concurrent_queries: usize,
+    pub query_queue_timeout: Duration,
     /// Log only requests that took at least this long (zero: every request).
     pub log_requests_slower_than: Duration,
     pub database: DatabaseOptions,
@@ -83,6 +86,8 @@ impl Default for ServerConfig {
             body_rate: BodyRate::default(),
             log_requests: true,
             max_json_depth: corvid_types::json::DEFAULT_MAX_DEPTH,
+            max_concurrent_queries: 64,
+            query_queue_timeout: Duration::from_secs(30),
             log_requests_slower_than: Duration::ZERO,
             database: DatabaseOptions::default(),
             slow_open: None,

@@ -130,6 +130,8 @@ impl From<EngineError> for ApiError {
             e @ EngineError::IndexErrored { .. } => ApiError::IndexErrored(e.to_string()),
             EngineError::NotSupported(m) => ApiError::NotSupported(m),
             EngineError::Timeout(m) => ApiError::Timeout(m),
+            // Only a request whose client is gone is cancelled: nobody reads this answer.
+            e @ EngineError::Cancelled => ApiError::Timeout(e.to_string()),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");
                 ApiError::Internal(e.to_string())

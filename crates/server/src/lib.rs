@@ -8,6 +8,7 @@ mod error;
 mod landlord;
 mod middleware;
 mod query;
+mod query_gate;
 mod request_headers;
 mod request_log;
 mod responses;

@@ -1,3 +1,4 @@
+use crate::query_gate::QueryGate;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
@@ -18,6 +19,7 @@ pub struct Inner {
     pub landlord: Arc<Landlord>,
     pub public_url: String,
     pub request_slots: Arc<Semaphore>,
+    pub queries: QueryGate,
     /// `None` when requests are not logged.
     pub request_log: Option<RequestLog>,
     pub request_counter: AtomicU64,
@@ -36,6 +38,7 @@ impl AppState {
         let request_log = if logged { Some(RequestLog::start(config.log_requests_slower_than)?) } else { None };
         Ok(AppState {
             inner: Arc::new(Inner {
+                queries: QueryGate::new(config.max_concurrent_queries, config.query_queue_timeout),
                 config,
                 landlord,
                 public_url,

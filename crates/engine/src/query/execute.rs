@@ -13,7 +13,7 @@ use super::projection::{counter_of, counter_value, included_ids, project, value_
 use super::reduce::{ReducePlan, Row};
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
-use crate::{Database, EngineError};
+use crate::{Cancellation, Database, EngineError};
 
 #[derive(Debug, Clone, Default)]
 pub struct QueryRequest {
@@ -26,6 +26,8 @@ pub struct QueryRequest {
     pub metadata_only: bool,
     /// The query selects documents for a patch or delete by query (`update { }` allowed, no projection).
     pub for_operation: bool,
+    /// Stops the query between results (and its JavaScript at once) when its client has gone away.
+    pub cancel: Cancellation,
 }
 
 /// The ids a query matches, for patch and delete by query.
@@ -178,12 +180,15 @@ fn projection_metadata(record: &DocumentRecord) -> Value {
 }
 
 fn script_error(e: corvid_js::JsError) -> EngineError {
-    EngineError::Script { message: e.to_string() }
+    match e {
+        corvid_js::JsError::Cancelled => EngineError::Cancelled,
+        e => EngineError::Script { message: e.to_string() },
+    }
 }
 
 /// A sandbox with the query's declared functions and its projection compiled once for all results.
-fn js_sandbox(functions: &[String], function: &str) -> Result<corvid_js::Sandbox, EngineError> {
-    let sandbox = corvid_js::Sandbox::new(corvid_js::Limits::default()).map_err(script_error)?;
+fn js_sandbox(functions: &[String], function: &str, cancel: &Cancellation) -> Result<corvid_js::Sandbox, EngineError> {
+    let sandbox = corvid_js::Sandbox::cancellable(corvid_js::Limits::default(), cancel.flag()).map_err(script_error)?;
     sandbox.run(PROJECTION_HELPERS).map_err(script_error)?;
     for f in functions {
         sandbox.run(f).map_err(script_error)?;
@@ -218,7 +223,7 @@ impl Database {
                 // A query that had to create its index waits for it, as RavenDB does, so the first query
                 // of a kind does not answer from an empty index.
                 if request.wait_for_non_stale || plan.created_index {
-                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT));
+                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT), &request.cancel);
                 }
                 let processed = handle.processed_etag.load(Ordering::Relaxed);
                 let snapshot = self.store.read()?;
@@ -327,7 +332,7 @@ impl Database {
             }
             Source::Index { handle } => {
                 if request.wait_for_non_stale || plan.created_index {
-                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT));
+                    self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT), &request.cancel);
                 }
                 let processed = handle.processed_etag.load(Ordering::Relaxed);
                 let is_stale = self.is_stale(&self.store.read()?, handle, processed)?;
@@ -474,10 +479,11 @@ impl Database {
         let mut include_ids = Vec::new();
         let mut related_counter_ids: Vec<(String, usize)> = Vec::new();
         let sandbox = match &plan.projection {
-            Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function)?),
+            Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function, &request.cancel)?),
             _ => None,
         };
         for record in &records {
+            request.cancel.check()?;
             hasher.add(record.change_vector.as_bytes());
             let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_)))
                 || !plan.includes.is_empty()
@@ -703,7 +709,7 @@ impl Database {
     }
 
     /// Waits until the index has processed every write committed when the query started.
-    fn wait_for_index(&self, handle: &crate::indexing::IndexHandle, timeout: Duration) {
+    fn wait_for_index(&self, handle: &crate::indexing::IndexHandle, timeout: Duration, cancel: &Cancellation) {
         let deadline = Instant::now() + timeout;
         let cutoff = self.watch.current();
         loop {
@@ -716,7 +722,7 @@ impl Database {
                     return;
                 }
             }
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline || cancel.is_cancelled() {
                 return;
             }
             std::thread::sleep(Duration::from_millis(5));

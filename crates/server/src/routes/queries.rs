@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::{QueryRequest, QueryResponse};
+use corvid_engine::{Cancellation, QueryRequest, QueryResponse};
 use corvid_storage::push_json_string;
 use corvid_types::{format_date, NODE_TAG};
 use serde_json::{Map, Value};
@@ -15,7 +15,7 @@ use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::request_headers;
-use crate::responses::{blocking, json, json_value};
+use crate::responses::{json, json_value};
 use crate::state::AppState;
 
 /// Parses a .NET TimeSpan (`[d.]hh:mm:ss[.fffffff]`), as clients send timeouts.
@@ -55,6 +55,7 @@ pub fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRe
         wait_timeout: body.get("WaitForNonStaleResultsTimeout").and_then(Value::as_str).and_then(parse_timespan),
         metadata_only: query.get_bool("metadataOnly"),
         for_operation: false,
+        cancel: Cancellation::default(),
     })
 }
 
@@ -76,6 +77,7 @@ pub fn request_from_query_string(query: &QueryParams) -> ApiResult<QueryRequest>
         wait_timeout: query.get_u64("waitForNonStaleResultsTimeoutInMs").map(Duration::from_millis),
         metadata_only: query.get_bool("metadataOnly"),
         for_operation: false,
+        cancel: Cancellation::default(),
     })
 }
 
@@ -115,7 +117,8 @@ fn explain_requested(query: &QueryParams) -> bool {
 
 async fn explain(state: AppState, db: String, request: QueryRequest) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
-    let explained = blocking(move || Ok(database.explain_query(&request)?)).await?;
+    let cancel = request.cancel.clone();
+    let explained = state.queries.run(&cancel, move || database.explain_query(&request)).await?;
     let results: Vec<Value> = explained.explanations.iter().map(|e| serde_json::json!({"Index": e.index, "Reason": e.reason})).collect();
     Ok(json_value(StatusCode::OK, &serde_json::json!({"IndexName": explained.index_name, "Results": results})))
 }
@@ -123,8 +126,10 @@ async fn explain(state: AppState, db: String, request: QueryRequest) -> ApiResul
 async fn run(state: AppState, db: String, headers: HeaderMap, request: QueryRequest) -> ApiResult<Response> {
     let database = state.landlord.database(&db).await?;
     let started = Instant::now();
-    // Queries may create an index, wait for indexing, or scan: never on the async workers.
-    let result = blocking(move || Ok(database.query(&request)?)).await?;
+    // Queries may create an index, wait for indexing, or scan: never on the async workers, and only as
+    // many at once as the gate admits.
+    let cancel = request.cancel.clone();
+    let result = state.queries.run(&cancel, move || database.query(&request)).await?;
     if request_headers::tag(&headers, "if-none-match")?.is_some_and(|tag| tag == result.result_etag.to_string()) {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }

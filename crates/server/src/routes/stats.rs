@@ -86,6 +86,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .map(|db| (db.name().to_owned(), serde_json::to_value(db.merger_stats()).unwrap_or(Value::Null)))
         .collect();
     let available = state.request_slots.available_permits();
+    let queries = state.queries.stats();
     json_value(
         StatusCode::OK,
         &json!({
@@ -95,6 +96,13 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "Active": state.config.max_concurrent_requests.saturating_sub(available),
                 "RejectedTooBusy": state.rejected_requests.load(Ordering::Relaxed),
                 "MaxConcurrent": state.config.max_concurrent_requests
+            },
+            "Queries": {
+                "Running": queries.running,
+                "Queued": queries.queued,
+                "RejectedTooBusy": queries.rejected,
+                "CancelledClientGone": queries.cancelled,
+                "MaxConcurrent": queries.max_running
             },
             "Databases": databases
         }),
