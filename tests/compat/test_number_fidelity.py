@@ -321,3 +321,25 @@ def test_nesting_limit_is_a_setting(server_factory, http):
     r = http.put(doc_url(srv.url, "deep", "deep/2"), data=_nested(1001).encode())
     assert r.status_code == 400 and "1000 levels" in assert_error_json(r)["Message"]
     assert srv.running
+
+
+def test_sorting_and_grouping_read_numbers_as_correctly_rounded_doubles(store):
+    """Adjacent doubles (one unit in the last place apart) sort in their order, and sum() adds the doubles
+    the documents hold, as RavenDB's indexes do (decimals beyond a double's precision compare as doubles)."""
+    import math
+
+    rng = random.Random(18)
+    base = [rng.uniform(-1e6, 1e6) for _ in range(40)]
+    values = [v for b in base for v in (b, math.nextafter(b, math.inf), math.nextafter(b, -math.inf))]
+    rng.shuffle(values)
+    with store.open_session() as s:
+        for i, v in enumerate(values):
+            s.store({"X": v, "G": i % 3}, f"adjacents/{i}")
+        s.save_changes()
+    with store.open_session() as s:
+        ordered = [d["X"] for d in s.advanced.raw_query("from adjacents order by X as double", dict).wait_for_non_stale_results()]
+        assert ordered == sorted(values)
+        groups = list(s.advanced.raw_query("from adjacents group by G select G, sum(X) as Total", dict).wait_for_non_stale_results())
+    for g in groups:
+        members = [v for i, v in enumerate(values) if i % 3 == g["G"]]
+        assert math.isclose(g["Total"], math.fsum(members), rel_tol=1e-12, abs_tol=1e-6), (g, math.fsum(members))
