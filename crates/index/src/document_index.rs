@@ -395,6 +395,11 @@ impl DocumentIndex {
         self.directory.memory_bytes()
     }
 
+    #[cfg(test)]
+    pub(crate) fn recent_files(&self) -> Vec<PathBuf> {
+        self.directory.recent_files()
+    }
+
     /// Replaces the entries of `upserts` (by key), removes `deletes`, commits with `last_etag` as the commit
     /// payload and reloads the reader. On error nothing of the batch is committed. The commit is visible at
     /// once and survives a process crash; it is fsynced by the next checkpoint.
