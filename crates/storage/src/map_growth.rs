@@ -23,6 +23,7 @@ const GRANULE: usize = 1 << 16;
 
 pub(crate) struct MapGrowth {
     retry_at: Option<Instant>,
+    page_size: usize,
 }
 
 /// The map size to grow to, or `None` when the map has its headroom (or is at its limit).
@@ -39,8 +40,8 @@ fn wanted_size(map_size: usize, used: usize, limit: usize) -> Option<usize> {
 }
 
 impl MapGrowth {
-    pub fn new() -> MapGrowth {
-        MapGrowth { retry_at: None }
+    pub fn new(store: &Store) -> MapGrowth {
+        MapGrowth { retry_at: None, page_size: store.page_size().unwrap_or(4096) as usize }
     }
 
     /// Grows the map if it is getting full; the new size when it did. Only on the merger thread, with no
@@ -50,8 +51,7 @@ impl MapGrowth {
             return Ok(None);
         }
         let info = store.env.info();
-        let page_size = store.page_size().unwrap_or(4096) as usize;
-        let used = (info.last_page_number + 1).saturating_mul(page_size);
+        let used = (info.last_page_number + 1).saturating_mul(self.page_size);
         let limit = MAX_MAP_SIZE.max(store.options.map_size);
         let Some(new_size) = wanted_size(info.map_size, used, limit) else { return Ok(None) };
         // SAFETY (heed's contract for `resize`): no transaction of this process is open: the merger's own is

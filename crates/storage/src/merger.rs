@@ -227,7 +227,7 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
     let mut last_etag = store.last_etag_at_open;
     let mut preallocator = Preallocator::new(store);
     let mut reserve = DiskReserve::open(store.path(), store.options.disk_reserve_bytes);
-    let mut map_growth = MapGrowth::new();
+    let mut map_growth = MapGrowth::new(store);
     stats.low_disk_space.store(reserve.is_low(), Ordering::Relaxed);
     stats.map_size.store(store.map_size() as u64, Ordering::Relaxed);
     record_free_pages(store, stats);
