@@ -27,7 +27,10 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
                                     reaching the minimum rate gets 408 (0: none)
   --request-body-min-rate <n>       minimum body rate, bytes per second        [240]
   --write-queue-capacity <n>        queued writes per database before 503      [16384]
-  --map-size-bytes <n>              LMDB map size per database (virtual)       [68719476736]
+  --map-size-bytes <n>              LMDB map size per database to start with   [68719476736]
+                                    (virtual; doubles as data grows, to 1 TiB)
+  --disk-reserve-bytes <n>          file kept per database so deletes work on  [4194304]
+                                    a full disk (0: none)
   --log-requests <true|false>       one log line per request                   [true]
   --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
   --max-concurrent-queries <n>      queries run at once; more wait in a queue  [64]
@@ -57,6 +60,7 @@ const SETTING_NAMES: &[&str] = &[
     "log_requests_slower_than_ms",
     "write_queue_capacity",
     "map_size_bytes",
+    "disk_reserve_bytes",
     "log_requests",
     "max_json_depth",
     "max_concurrent_queries",
@@ -99,6 +103,7 @@ struct FileSettings {
     log_requests_slower_than_ms: Option<u64>,
     write_queue_capacity: Option<usize>,
     map_size_bytes: Option<usize>,
+    disk_reserve_bytes: Option<u64>,
     log_requests: Option<bool>,
     max_json_depth: Option<usize>,
     max_concurrent_queries: Option<usize>,
@@ -143,6 +148,7 @@ impl Settings {
             "log_requests_slower_than_ms" => c.log_requests_slower_than = Duration::from_millis(parse(name, value)?),
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
+            "disk_reserve_bytes" => c.database.store.disk_reserve_bytes = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),
             "query_queue_timeout_ms" => c.query_queue_timeout = Duration::from_millis(parse(name, value)?),
@@ -183,6 +189,7 @@ impl Settings {
             ("log_requests_slower_than_ms", file.log_requests_slower_than_ms.map(|v| v.to_string())),
             ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
+            ("disk_reserve_bytes", file.disk_reserve_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
             ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),
             ("max_concurrent_queries", file.max_concurrent_queries.map(|v| v.to_string())),

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -72,6 +72,10 @@ pub struct DocumentIndex {
     last_checkpoint: Mutex<Instant>,
     /// The background checkpoint in progress, if any: its fsyncs must not hold up the indexing thread.
     checkpointer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    /// Why the last checkpoint failed (a full disk), until one succeeds.
+    checkpoint_failure: Arc<Mutex<Option<String>>>,
+    /// Checkpoints that are only due wait while set (see [`DocumentIndex::hold_checkpoints`]).
+    checkpoints_held: AtomicBool,
 }
 
 /// The tantivy writer and its thread count; `None` between dropping a writer and opening its successor
@@ -314,6 +318,8 @@ impl DocumentIndex {
             directory,
             last_checkpoint: Mutex::new(Instant::now()),
             checkpointer: Mutex::new(None),
+            checkpoint_failure: Arc::new(Mutex::new(None)),
+            checkpoints_held: AtomicBool::new(false),
         };
         if fresh {
             // Record the spec right away, so a reopen can check it even before the first batch.
@@ -328,6 +334,12 @@ impl DocumentIndex {
 
     /// Whether the coming batches catch up with many documents (more indexing threads, bigger segments) or
     /// keep up with new writes (one thread, one segment per commit). Takes effect at the next batch.
+    /// Drops the writer, so the next batch opens a new one on the last commit: a batch that failed (a full
+    /// disk) can leave tantivy's writer unusable, and retrying with it would fail forever.
+    pub fn reopen_writer(&self) {
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner).tantivy = None;
+    }
+
     pub fn set_bulk(&self, bulk: bool) {
         self.bulk.store(bulk, AtomicOrdering::Relaxed);
     }
@@ -353,13 +365,29 @@ impl DocumentIndex {
             let _ = running.join();
         }
         *self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-        self.directory.checkpoint()?;
+        let result = self.directory.checkpoint();
+        *self.checkpoint_failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
+        result?;
         Ok(())
+    }
+
+    /// Why the last checkpoint failed, while none has succeeded since.
+    pub fn checkpoint_failure(&self) -> Option<String> {
+        self.checkpoint_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] (or
     /// too much is held in memory) and none is running.
+    /// While held, due checkpoints wait (commits stay in memory): on a full disk the little space left is
+    /// for the database's deletes. A forced [`DocumentIndex::checkpoint`] (shutdown) still writes.
+    pub fn hold_checkpoints(&self, held: bool) {
+        self.checkpoints_held.store(held, AtomicOrdering::Relaxed);
+    }
+
     pub fn checkpoint_if_due(&self) -> Result<(), IndexError> {
+        if self.checkpoints_held.load(AtomicOrdering::Relaxed) {
+            return Ok(());
+        }
         let mut last = self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner);
         if last.elapsed() < CHECKPOINT_INTERVAL && self.directory.memory_bytes() < MEMORY_CHECKPOINT_BYTES {
             return Ok(());
@@ -371,10 +399,13 @@ impl DocumentIndex {
         *last = Instant::now();
         let directory = self.directory.clone();
         let dir = self.dir.clone();
+        let failure = self.checkpoint_failure.clone();
         let thread = std::thread::Builder::new().name("index-checkpoint".into()).spawn(move || {
             crate::merge_priority::lower_this_thread();
             let started = Instant::now();
-            match directory.checkpoint() {
+            let result = directory.checkpoint();
+            *failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
+            match result {
                 Ok(true) => tracing::debug!(dir = %dir.display(), took_ms = started.elapsed().as_millis() as u64, "index checkpoint"),
                 Ok(false) => {}
                 // The commits stay valid for this boot; the next checkpoint retries.
@@ -393,6 +424,11 @@ impl DocumentIndex {
     /// Bytes of recent segments held in memory until the next checkpoint.
     pub fn memory_bytes(&self) -> usize {
         self.directory.memory_bytes()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn recent_files(&self) -> Vec<PathBuf> {
+        self.directory.recent_files()
     }
 
     /// Replaces the entries of `upserts` (by key), removes `deletes`, commits with `last_etag` as the commit

@@ -216,6 +216,11 @@ impl SoftSyncDirectory {
         self.shared.lock().recent_bytes
     }
 
+    #[cfg(test)]
+    pub(crate) fn recent_files(&self) -> Vec<PathBuf> {
+        self.shared.lock().recent.keys().cloned().collect()
+    }
+
     /// Writes the files held in memory, then the metadata as it was when they were taken, then deletes the
     /// files dropped before that metadata. Nothing is fsynced here. The state lock is held only to take and
     /// record, never across file I/O, so commits go on meanwhile. Callers hold `shared.flushing`.
@@ -230,15 +235,23 @@ impl SoftSyncDirectory {
         if files.is_empty() && metas.is_empty() && dropped.is_empty() {
             return Ok(());
         }
+        // Files are written one by one; on a failure (a full disk) the rest stay in memory, where readers
+        // and the next flush find them, and the partly written one is removed.
+        let mut count_written = 0;
         let written = (|| -> io::Result<()> {
             for (path, bytes) in &files {
-                std::fs::write(self.shared.root.join(path), bytes.as_slice())?;
+                let target = self.shared.root.join(path);
+                if let Err(e) = std::fs::write(&target, bytes.as_slice()) {
+                    let _ = std::fs::remove_file(&target);
+                    return Err(e);
+                }
+                count_written += 1;
             }
             Ok(())
         })();
         {
             let mut state = self.shared.lock();
-            for (path, bytes) in &files {
+            for (path, bytes) in &files[..count_written] {
                 state.unsynced.insert(path.clone());
                 match state.recent.remove(path) {
                     Some(_) => state.recent_bytes -= bytes.len(),
@@ -337,8 +350,12 @@ fn replace_file(path: &Path, content: &[u8]) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = path.with_file_name(format!(".{name}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
-    std::fs::write(&temp, content)?;
-    std::fs::rename(&temp, path)
+    let replaced = std::fs::write(&temp, content).and_then(|()| std::fs::rename(&temp, path));
+    if replaced.is_err() {
+        // A full disk must not keep the space of a half-written copy.
+        let _ = std::fs::remove_file(&temp);
+    }
+    replaced
 }
 
 /// The marker is replaced durably: written, fsynced, renamed, and the directory fsynced.

@@ -242,3 +242,23 @@ fn spilled_files_of_a_killed_process_are_removed_on_reopen() {
     let index = open(&dir, "boot-b", IN_MEMORY);
     assert_eq!((index.last_indexed_etag(), index.search(&Filter::All, &[], 0, 0).unwrap().total), (2, 3001));
 }
+
+#[test]
+fn a_checkpoint_that_cannot_write_a_file_keeps_the_rest_in_memory_and_the_next_one_writes_it() {
+    let dir = TempDir::new().unwrap();
+    let index = open(&dir, "boot-a", IN_MEMORY);
+    index.apply(&[person(1), person(2)], &[], 5).unwrap();
+    let recent = index.recent_files();
+    assert!(recent.len() > 2, "{recent:?}");
+    // A directory where one file goes makes its write fail, as a full disk would.
+    let blocked = dir.path().join(&recent[recent.len() / 2]);
+    std::fs::create_dir(&blocked).unwrap();
+    assert!(index.checkpoint().is_err());
+    assert_eq!(count_named(&index, 2), 1);
+    std::fs::remove_dir(&blocked).unwrap();
+    index.checkpoint().unwrap();
+    assert_eq!(index.memory_bytes(), 0);
+    drop(index);
+    let index = open(&dir, "boot-b", IN_MEMORY);
+    assert_eq!((index.last_indexed_etag(), count_named(&index, 1), count_named(&index, 2)), (5, 1, 1));
+}

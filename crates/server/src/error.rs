@@ -54,6 +54,12 @@ pub enum ApiError {
     NotSupported(String),
     #[error("{0}")]
     Timeout(String),
+    /// No room on the disk for a write (deletes still work): RavenDB's Voron answers 503.
+    #[error("{0}")]
+    DiskFull(String),
+    /// LMDB's map is full and could not grow; the message names `--map-size-bytes`.
+    #[error("{0}")]
+    MapFull(String),
     #[error("{0}")]
     Internal(String),
     /// One of axum's own rejections (a path segment that is not UTF-8, ...), which it answers in plain text.
@@ -106,6 +112,8 @@ impl ApiError {
             ApiError::IndexErrored(_) => (StatusCode::INTERNAL_SERVER_ERROR, "System.InvalidOperationException"),
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
+            ApiError::DiskFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "Voron.Exceptions.DiskFullException"),
+            ApiError::MapFull(_) => (StatusCode::INSUFFICIENT_STORAGE, "Raven.Server.CorvidMapFullException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
             ApiError::Rejected { status, .. } if status.is_client_error() => (*status, "Raven.Client.Exceptions.BadRequestException"),
             ApiError::Rejected { status, .. } => (*status, "Raven.Server.CorvidInternalException"),
@@ -132,6 +140,8 @@ impl From<EngineError> for ApiError {
             EngineError::Timeout(m) => ApiError::Timeout(m),
             // Only a request whose client is gone is cancelled: nobody reads this answer.
             e @ EngineError::Cancelled => ApiError::Timeout(e.to_string()),
+            EngineError::Storage(e) if e.is_disk_full() => ApiError::DiskFull(e.to_string()),
+            EngineError::Storage(e @ corvid_storage::StorageError::MapFull) => ApiError::MapFull(e.to_string()),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");
                 ApiError::Internal(e.to_string())

@@ -81,6 +81,7 @@ impl WriteTxn<'_> {
         content_type: &str,
         size: u64,
     ) -> Result<AttachmentRecord, StorageError> {
+        self.refuse_growth_when_low_space()?;
         self.delete_attachment(doc_key, name)?;
         let etag = self.next_etag()?;
         let record = AttachmentRecord {
@@ -194,7 +195,7 @@ mod tests {
     use crate::{hash_of, StagedBlob, StorageError, Store, StoreOptions, TransactionMerger};
 
     fn options() -> StoreOptions {
-        StoreOptions { map_size: 64 << 20, max_readers: 16 }
+        StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }
     }
 
     fn stage(store: &Store, bytes: &[u8]) -> StagedBlob {

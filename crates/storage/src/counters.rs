@@ -41,6 +41,7 @@ impl WriteTxn<'_> {
     /// Adds `delta` (wrapping like RavenDB's checked add would refuse: saturating here) and returns the
     /// counter, with whether it was created.
     pub fn increment_counter(&mut self, doc_key: &str, name: &str, delta: i64) -> Result<(CounterValue, bool), StorageError> {
+        self.refuse_growth_when_low_space()?;
         let current = self.counter(doc_key, name)?;
         let created = current.is_none();
         let counter = match current {

@@ -3,12 +3,15 @@
 //! durable commit, and only then answers them.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::disk_space::{self, DiskReserve};
+use crate::map_growth::MapGrowth;
 use crate::preallocate::Preallocator;
 use crate::store::Store;
 use crate::write_txn::WriteTxn;
@@ -40,6 +43,11 @@ pub struct MergerStats {
     fsyncs: AtomicU64,
     queued: AtomicU64,
     last_committed_etag: AtomicU64,
+    map_size: AtomicU64,
+    map_resizes: AtomicU64,
+    low_disk_space: AtomicBool,
+    disk_full_errors: AtomicU64,
+    data_file_free_bytes: AtomicU64,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -60,6 +68,15 @@ pub struct MergerStatsSnapshot {
     pub average_commit_ms: f64,
     pub queued_commands: u64,
     pub last_committed_etag: u64,
+    /// Current size of LMDB's memory map; it starts at `--map-size-bytes` and doubles as data grows.
+    pub map_size_bytes: u64,
+    pub map_resizes: u64,
+    /// The disk was found full: only deletes are accepted until space returns (`disk_space.rs`).
+    pub low_disk_space: bool,
+    /// Commits that failed because the disk was full.
+    pub disk_full_errors: u64,
+    /// Pages of the data file no table uses (freed by deletes and overwrites), reused by later writes.
+    pub data_file_free_bytes: u64,
 }
 
 impl MergerStats {
@@ -77,6 +94,11 @@ impl MergerStats {
             average_commit_ms: if commits == 0 { 0.0 } else { micros as f64 / commits as f64 / 1000.0 },
             queued_commands: self.queued.load(Ordering::Relaxed),
             last_committed_etag: self.last_committed_etag.load(Ordering::Relaxed),
+            map_size_bytes: self.map_size.load(Ordering::Relaxed),
+            map_resizes: self.map_resizes.load(Ordering::Relaxed),
+            low_disk_space: self.low_disk_space.load(Ordering::Relaxed),
+            disk_full_errors: self.disk_full_errors.load(Ordering::Relaxed),
+            data_file_free_bytes: self.data_file_free_bytes.load(Ordering::Relaxed),
         }
     }
 }
@@ -126,7 +148,7 @@ impl TransactionMerger {
                 succeeded: result.is_ok(),
                 dry_run: false,
                 finish: Box::new(move |commit_error| match (result, commit_error) {
-                    (Ok(_), Some(e)) => reply(Err(StorageError::WriterFailed(e.to_string()).into())),
+                    (Ok(_), Some(e)) => reply(Err(e.for_each_writer().into())),
                     (result, _) => reply(result),
                 }),
             }
@@ -204,6 +226,11 @@ impl Drop for TransactionMerger {
 fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats, on_commit: &dyn Fn(u64)) {
     let mut last_etag = store.last_etag_at_open;
     let mut preallocator = Preallocator::new(store);
+    let mut reserve = DiskReserve::open(store.path(), store.options.disk_reserve_bytes);
+    let mut map_growth = MapGrowth::new(store);
+    stats.low_disk_space.store(reserve.is_low(), Ordering::Relaxed);
+    stats.map_size.store(store.map_size() as u64, Ordering::Relaxed);
+    record_free_pages(store, stats);
     // Committed and visible, but not yet known durable: answered after the next flush of the data file.
     let mut unacknowledged: Vec<Pending> = Vec::new();
     let mut unacknowledged_etag = last_etag;
@@ -235,6 +262,19 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
         }
         stats.queued.fetch_sub(jobs.len() as u64, Ordering::Relaxed);
         stats.largest_batch.fetch_max(jobs.len() as u64, Ordering::Relaxed);
+        if reserve.try_leave_low_space() {
+            stats.low_disk_space.store(false, Ordering::Relaxed);
+            preallocator.resume();
+        }
+        // No write transaction is open here (the last batch is committed or rolled back), so the map can grow.
+        match map_growth.grow_if_needed(store) {
+            Ok(Some(size)) => {
+                stats.map_size.store(size as u64, Ordering::Relaxed);
+                stats.map_resizes.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(None) => {}
+            Err(e) => tracing::error!(error = %e, "could not grow the LMDB map"),
+        }
         // More writes already waiting: commit with one flush and answer after the next commit's flush.
         // Otherwise commit fully durable (data and meta flushed) and answer at once.
         let deferred = stats.queued.load(Ordering::Relaxed) > 0;
@@ -242,8 +282,10 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
             tracing::error!(error = %e, "cannot switch meta-page flushing; committing fully durable");
         }
         let deferred = deferred && store.env.get_flags().is_ok_and(|f| f & heed::EnvFlags::NO_META_SYNC.bits() != 0);
-        match run_merged(store, &mut last_etag, jobs, stats) {
+        let low_space = reserve.is_low().then(|| store.path());
+        match run_merged(store, &mut last_etag, jobs, low_space, stats) {
             Committed::Yes(done, released) => {
+                record_free_pages(store, stats);
                 // This commit flushed the data file, which also made the previous commit's meta page durable.
                 // A fully durable commit flushes twice (data, then meta page).
                 stats.fsyncs.fetch_add(if deferred { 1 } else { 2 }, Ordering::Relaxed);
@@ -263,19 +305,33 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 }
             }
             Committed::Nothing => {}
+            Committed::DiskFull => {
+                reserve.enter_low_space();
+                stats.low_disk_space.store(true, Ordering::Relaxed);
+            }
         }
-        if unacknowledged.is_empty() {
+        // In low-space mode the space the reserve left is for deletes.
+        if unacknowledged.is_empty() && !reserve.is_low() {
             preallocator.top_up(store);
         }
     }
     flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
 }
 
+/// Publishes how much of the data file is free pages (what deletes gave back). Merger thread only.
+fn record_free_pages(store: &Store, stats: &MergerStats) {
+    let Ok(page_size) = store.page_size() else { return };
+    let file_bytes = (store.env.info().last_page_number as u64 + 1) * page_size;
+    if let Ok(used) = store.read().and_then(|r| r.table_page_bytes()) {
+        stats.data_file_free_bytes.store(file_bytes.saturating_sub(used), Ordering::Relaxed);
+    }
+}
+
 fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, released: &mut Vec<String>, stats: &MergerStats) {
     if pending.is_empty() {
         return;
     }
-    let result = store.env.force_sync().map_err(StorageError::from);
+    let result = store.env.force_sync().map_err(|e| disk_space::classify(StorageError::from(e), store.path()));
     if result.is_ok() {
         store.collect_blobs(&std::mem::take(released));
     }
@@ -283,6 +339,9 @@ fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, r
     if let Err(e) = &result {
         tracing::error!(error = %e, "flushing committed writes to disk failed; they are reported as failed");
         stats.commit_failures.fetch_add(1, Ordering::Relaxed);
+        if matches!(e, StorageError::DiskFull { .. }) {
+            stats.disk_full_errors.fetch_add(1, Ordering::Relaxed);
+        }
     }
     acknowledge(std::mem::take(pending), etag, result.err().as_ref(), stats);
 }
@@ -304,10 +363,12 @@ enum Committed {
     /// Committed (visible, flushed data pages); these answers wait for the meta page to be durable.
     Yes(Vec<Pending>, Vec<String>),
     Nothing,
+    /// The commit failed for lack of disk space (its writers were answered so).
+    DiskFull,
 }
 
 /// Runs the jobs in one transaction and commits it.
-fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &MergerStats) -> Committed {
+fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space: Option<&Path>, stats: &MergerStats) -> Committed {
     let durable_etag = *last_etag;
     let mut parent = match store.env.write_txn() {
         Ok(txn) => txn,
@@ -328,8 +389,14 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
                 continue;
             }
         };
-        let mut txn =
-            WriteTxn { txn: child, tables: store.tables, last_etag: *last_etag, database_id: store.database_id(), released: Vec::new() };
+        let mut txn = WriteTxn {
+            txn: child,
+            tables: store.tables,
+            last_etag: *last_etag,
+            database_id: store.database_id(),
+            released: Vec::new(),
+            low_space,
+        };
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut txn)));
         let WriteTxn { txn: child, last_etag: etag_after, released: job_released, .. } = txn;
         match outcome {
@@ -373,12 +440,16 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, stats: &M
             Committed::Yes(done, released)
         }
         Err(e) => {
-            let error = StorageError::from(e);
+            let error = disk_space::classify(StorageError::from(e), store.path());
             tracing::error!(error = %error, "durable commit failed; {} commands fail", done.len());
             *last_etag = durable_etag;
             stats.commit_failures.fetch_add(1, Ordering::Relaxed);
             for pending in done {
                 (pending.finish)(Some(&error));
+            }
+            if matches!(error, StorageError::DiskFull { .. }) {
+                stats.disk_full_errors.fetch_add(1, Ordering::Relaxed);
+                return Committed::DiskFull;
             }
             Committed::Nothing
         }
@@ -394,7 +465,8 @@ mod tests {
     #[test]
     fn a_dry_run_answers_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16 }).unwrap());
+        let store =
+            Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let seen: Result<(u64, bool), StorageError> = merger.dry_run_blocking(|txn| {
             let out = txn.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
@@ -408,5 +480,30 @@ mod tests {
         let real = merger.write_blocking(|txn| txn.put_document("users/2", "Users", "{}".into(), "{}".into(), 0, 1)).unwrap();
         assert_eq!(real.etag, etag);
         assert_eq!(merger.stats().failed_commands, 0);
+    }
+}
+
+#[cfg(test)]
+mod map_growth_tests {
+    use std::sync::Arc;
+
+    use crate::{StorageError, Store, StoreOptions, TransactionMerger};
+
+    #[test]
+    fn writes_past_a_small_starting_map_grow_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions { map_size: 1 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let store = Arc::new(Store::open(dir.path(), &options).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        let body = format!("{{\"text\":\"{}\"}}", "x".repeat(64 << 10));
+        for n in 0..64 {
+            let body = body.clone();
+            let written: Result<_, StorageError> =
+                merger.write_blocking(move |txn| txn.put_document(&format!("docs/{n}"), "Docs", body, "{}".into(), 0, 1));
+            written.unwrap();
+        }
+        let stats = merger.stats();
+        assert!(stats.map_size_bytes > 4 << 20 && stats.map_resizes >= 1, "{stats:?}");
+        assert!(store.read().unwrap().document("docs/63").unwrap().is_some());
     }
 }

@@ -28,7 +28,8 @@ impl Preallocator {
         Preallocator { path: store.env.path().join("data.mdb"), page_size, disabled: false }
     }
 
-    /// Tops up the free space ahead of the used pages; failures only disable it (it is an optimisation).
+    /// Tops up the free space ahead of the used pages; failures only disable it (it is an optimisation)
+    /// until [`Preallocator::resume`] (the disk had room again).
     pub fn top_up(&mut self, store: &Store) {
         if self.disabled {
             return;
@@ -37,6 +38,10 @@ impl Preallocator {
             tracing::warn!(path = %self.path.display(), error = %e, "preallocation failed; continuing without it");
             self.disabled = true;
         }
+    }
+
+    pub fn resume(&mut self) {
+        self.disabled = false;
     }
 
     fn try_top_up(&self, store: &Store) -> std::io::Result<()> {

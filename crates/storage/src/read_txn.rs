@@ -2,6 +2,7 @@
 
 use heed::{RoTxn, WithoutTls};
 
+use crate::reader_gate::ReaderPass;
 use crate::record::{DocumentRecord, Tombstone};
 use crate::store::Tables;
 use crate::tables::{self, decode_etag};
@@ -10,9 +11,28 @@ use crate::StorageError;
 pub struct ReadTxn<'e> {
     pub(crate) txn: RoTxn<'e, WithoutTls>,
     pub(crate) tables: Tables,
+    /// Declared after `txn`, so the transaction ends before the pass (see `reader_gate.rs`).
+    pub(crate) _pass: ReaderPass<'e>,
 }
 
 impl ReadTxn<'_> {
+    pub(crate) fn page_size(&self) -> Result<u32, StorageError> {
+        Ok(self.tables.meta.stat(&self.txn)?.page_size)
+    }
+
+    /// Bytes of the pages the tables use (free pages and LMDB's own bookkeeping not counted).
+    pub(crate) fn table_page_bytes(&self) -> Result<u64, StorageError> {
+        let t = &self.tables;
+        let mut bytes = 0u64;
+        for table in
+            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters]
+        {
+            let stat = table.stat(&self.txn)?;
+            bytes += (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64 * u64::from(stat.page_size);
+        }
+        Ok(bytes)
+    }
+
     /// The document whose lower-cased id is `key`.
     pub fn document(&self, key: &str) -> Result<Option<DocumentRecord>, StorageError> {
         // LMDB refuses empty and oversized keys; no document can have one.

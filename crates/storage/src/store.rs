@@ -7,6 +7,7 @@ use heed::{Database, Env, EnvOpenOptions, WithoutTls};
 
 use crate::blob_store::BlobStore;
 use crate::read_txn::ReadTxn;
+use crate::reader_gate::ReaderGate;
 use crate::tables::{self, meta_keys};
 use crate::StorageError;
 
@@ -14,15 +15,22 @@ pub(crate) type Table = Database<Bytes, Bytes>;
 
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
-    /// Upper bound of the memory map (virtual; the file grows as data is written).
+    /// Initial size of the memory map (virtual; the file grows as data is written). The merger doubles it
+    /// when more than half is used (`map_growth.rs`).
     pub map_size: usize,
     /// Concurrent read transactions allowed.
     pub max_readers: u32,
+    /// Size of the file kept in the database directory so deletes can commit on a full disk (`disk_space.rs`);
+    /// 0 keeps none.
+    pub disk_reserve_bytes: u64,
 }
+
+/// Default size of the disk reserve: room for deleting several thousand documents in one go.
+pub const DEFAULT_DISK_RESERVE_BYTES: u64 = 4 << 20;
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { map_size: 64 << 30, max_readers: 1024 }
+        StoreOptions { map_size: 64 << 30, max_readers: 1024, disk_reserve_bytes: DEFAULT_DISK_RESERVE_BYTES }
     }
 }
 
@@ -49,6 +57,9 @@ pub struct Store {
     path: PathBuf,
     /// Last etag durable at open time; the merger owns the running value.
     pub(crate) last_etag_at_open: u64,
+    /// Keeps read transactions out while the merger grows the map.
+    pub(crate) gate: ReaderGate,
+    pub(crate) options: StoreOptions,
 }
 
 impl Store {
@@ -98,8 +109,16 @@ impl Store {
         let last_tomb = tables.tombstones.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
         wtxn.commit()?;
         let blobs = BlobStore::open(path)?;
-        let store =
-            Store { env, tables, blobs, database_id, path: path.to_owned(), last_etag_at_open: stored_last.max(last_doc).max(last_tomb) };
+        let store = Store {
+            env,
+            tables,
+            blobs,
+            database_id,
+            path: path.to_owned(),
+            last_etag_at_open: stored_last.max(last_doc).max(last_tomb),
+            gate: ReaderGate::default(),
+            options: options.clone(),
+        };
         // Contents left behind by a crash between an upload and its commit (or after a last delete).
         let stored = store.blobs.stored_hashes()?;
         store.collect_blobs(&stored);
@@ -116,6 +135,7 @@ impl Store {
         if hashes.is_empty() {
             return;
         }
+        let _pass = self.gate.enter();
         let Ok(rtxn) = self.env.read_txn() else { return };
         self.blobs.collect(hashes, |hash| Ok(self.tables.attachment_refs.get(&rtxn, hash.as_bytes())?.is_some()));
     }
@@ -130,7 +150,8 @@ impl Store {
 
     /// A consistent snapshot of the whole database.
     pub fn read(&self) -> Result<ReadTxn<'_>, StorageError> {
-        Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables })
+        let pass = self.gate.enter();
+        Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables, _pass: pass })
     }
 
     /// With `deferred`, the next commit flushes its data pages but writes the meta page without a flush: the
@@ -146,10 +167,10 @@ impl Store {
     }
 
     pub(crate) fn page_size(&self) -> Result<u64, StorageError> {
-        let rtxn = self.env.read_txn()?;
-        Ok(u64::from(self.tables.meta.stat(&rtxn)?.page_size))
+        Ok(u64::from(self.read()?.page_size()?))
     }
 
+    /// Only on the merger thread: `mdb_env_info` reads the map the merger may resize.
     pub(crate) fn map_size(&self) -> usize {
         self.env.info().map_size
     }

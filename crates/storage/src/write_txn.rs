@@ -16,6 +16,8 @@ pub struct WriteTxn<'t> {
     pub(crate) database_id: &'t str,
     /// Content hashes whose last reference this transaction removed; their files go after the commit.
     pub(crate) released: Vec<String>,
+    /// Set in low-space mode (`disk_space.rs`): the database directory, and writes that add data are refused.
+    pub(crate) low_space: Option<&'t std::path::Path>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +44,16 @@ impl WriteTxn<'_> {
     /// The etag the next write in this transaction will get.
     pub fn peek_next_etag(&self) -> u64 {
         self.last_etag + 1
+    }
+
+    /// Refuses a write that adds data while the disk is full; deletes never call this.
+    pub(crate) fn refuse_growth_when_low_space(&self) -> Result<(), StorageError> {
+        match self.low_space {
+            None => Ok(()),
+            Some(dir) => {
+                Err(StorageError::DiskFull { path: dir.to_owned(), available_bytes: crate::disk_space::available_bytes(dir).unwrap_or(0) })
+            }
+        }
     }
 
     pub(crate) fn next_etag(&mut self) -> Result<u64, StorageError> {
@@ -74,6 +86,7 @@ impl WriteTxn<'_> {
         flags: u32,
         now: i64,
     ) -> Result<PutOutcome, StorageError> {
+        self.refuse_growth_when_low_space()?;
         let key = id_key(id);
         if let Some(old) = self.document(&key)? {
             self.unlink(&key, &old)?;

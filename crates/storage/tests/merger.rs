@@ -7,7 +7,7 @@ use std::time::Duration;
 use corvid_storage::{StorageError, Store, StoreOptions, TransactionMerger};
 
 fn options() -> StoreOptions {
-    StoreOptions { map_size: 1 << 30, max_readers: 126 }
+    StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0 }
 }
 
 fn open(dir: &std::path::Path) -> (Arc<Store>, TransactionMerger) {

@@ -93,6 +93,8 @@ pub struct IndexHandle {
     pub last_query_time: AtomicI64,
     /// Set when a worker batch failed as a whole (not a single document).
     pub faulted: Mutex<Option<String>>,
+    /// A failing checkpoint was recorded in `errors` (reported once until one succeeds).
+    pub checkpoint_failure_reported: Mutex<bool>,
     /// Disabled / paused, priority, lock mode.
     pub control: IndexControl,
     /// Static indexes: the documents each mapped document loaded.
@@ -325,6 +327,7 @@ impl IndexRegistry {
             created_at: corvid_types::now_nanos(),
             last_query_time: AtomicI64::new(0),
             faulted: Mutex::new(None),
+            checkpoint_failure_reported: Mutex::new(false),
             control: IndexControl::load(dir),
             references: if handle_is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
             output,

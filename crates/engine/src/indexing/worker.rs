@@ -44,6 +44,9 @@ const BATCH_BYTES: usize = 128 << 20;
 /// Index entries one document may produce over all the maps of a static index (each C# map is also held
 /// to it by its own budget, which stops it while it evaluates).
 const MAX_OUTPUTS_PER_DOCUMENT: usize = corvid_linq::DEFAULT_MAX_OUTPUTS;
+/// After a failed batch the worker waits 1 s, then twice as long after each further failure, up to this: a
+/// full disk is retried without spinning and picked up again within seconds once space returns.
+const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
 
 /// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
 /// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
@@ -218,6 +221,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
         }
     };
     let mut retired_narrower = false;
+    let mut failures: u32 = 0;
     while !handle.should_stop() {
         if !handle.control.may_index() {
             *handle.status.lock() = match handle.control.errored_reason() {
@@ -227,7 +231,15 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
             std::thread::sleep(Duration::from_millis(100));
             continue;
         }
+        if let Some(index) = tantivy_index(handle) {
+            index.hold_checkpoints(merger.stats().low_disk_space);
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| run_batch(handle, store, merger, &mapper)));
+        if matches!(outcome, Ok(Ok(_))) && failures > 0 {
+            tracing::info!(index = %handle.name(), failures, "indexing recovered");
+            *handle.faulted.lock() = None;
+            failures = 0;
+        }
         match outcome {
             Ok(Ok(true)) => {
                 handle.error_if_failing(false);
@@ -262,20 +274,50 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                 watch.wait_beyond(handle.processed_etag.load(Ordering::Relaxed), Duration::from_secs(1));
             }
             Ok(Err(e)) => {
-                tracing::error!(index = %handle.name(), error = %e, "indexing batch failed; retrying");
+                let pause = retry_pause(failures);
+                tracing::error!(index = %handle.name(), error = %e, retry_in_ms = pause.as_millis() as u64, "indexing batch failed; retrying");
+                if failures == 0 {
+                    // Once per run of failures: a full disk would otherwise fill the error list with one entry a second.
+                    handle.record_error(IndexingError {
+                        document: String::new(),
+                        message: e.to_string(),
+                        at: now_nanos(),
+                        action: "Write".into(),
+                    });
+                }
                 *handle.faulted.lock() = Some(e.to_string());
-                *handle.status.lock() = format!("Error: {e}");
-                std::thread::sleep(Duration::from_secs(1));
+                *handle.status.lock() = format!("Error: {e}; retrying in {} ms", pause.as_millis());
+                failures = failures.saturating_add(1);
+                if let Some(index) = tantivy_index(handle) {
+                    index.reopen_writer();
+                }
+                pause_unless_stopped(handle, pause);
             }
             Err(_) => {
                 tracing::error!(index = %handle.name(), "indexing batch panicked; retrying");
                 *handle.faulted.lock() = Some("the indexing batch panicked".into());
-                std::thread::sleep(Duration::from_secs(1));
+                failures = failures.saturating_add(1);
+                if let Some(index) = tantivy_index(handle) {
+                    index.reopen_writer();
+                }
+                pause_unless_stopped(handle, retry_pause(failures - 1));
             }
         }
     }
     checkpoint(handle, true);
     *handle.status.lock() = "Stopped".into();
+}
+
+fn retry_pause(failures: u32) -> Duration {
+    Duration::from_secs(1).saturating_mul(1 << failures.min(8)).min(MAX_RETRY_PAUSE)
+}
+
+/// Sleeps `pause`, returning early when the index is being stopped.
+fn pause_unless_stopped(handle: &IndexHandle, pause: Duration) {
+    let until = std::time::Instant::now() + pause;
+    while !handle.should_stop() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The tantivy index of a backend: the search index, or the results of a static map-reduce index.
@@ -297,12 +339,21 @@ fn end_catch_up(handle: &IndexHandle) {
 
 /// Fsyncs the tantivy commits of an index that is idle (when due) or stopping (always); see `soft_sync.rs`.
 /// A failure only delays durability: the commits stay valid for this boot and the next checkpoint retries.
+/// A failing checkpoint (a full disk) is reported once in the index's errors; the commits stay in memory
+/// and the next checkpoint writes them.
 fn checkpoint(handle: &IndexHandle, stopping: bool) {
     let Some(index) = tantivy_index(handle) else { return };
     let result = if stopping { index.checkpoint() } else { index.checkpoint_if_due() };
     if let Err(e) = result {
         tracing::warn!(index = %handle.definition.name, error = %e, "index checkpoint failed");
     }
+    let failure = index.checkpoint_failure();
+    let mut reported = handle.checkpoint_failure_reported.lock();
+    if let (Some(message), false) = (&failure, *reported) {
+        let message = format!("writing the index to disk failed (it keeps working from memory and retries): {message}");
+        handle.record_error(IndexingError { document: String::new(), message, at: now_nanos(), action: "Checkpoint".into() });
+    }
+    *reported = failure.is_some();
 }
 
 /// What mapping made of one document for a search index.
