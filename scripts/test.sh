@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: Rust unit and integration tests, then the Python compatibility, crash and bad-input
-# suites against a real `corvid serve` with the official RavenDB client (pinned in tests/compat).
+# suites against a real `corvid serve` with the official RavenDB client (pinned in tests/compat), then the
+# Node.js compatibility suite with the official `ravendb` npm package (pinned in tests/compat-node).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,3 +22,18 @@ fi
 .venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
 # pytest exits 5 when it collected nothing: that is a failure too.
 .venv/bin/python -m pytest tests/compat -q "$@"
+
+echo "== compatibility tests (official ravendb Node.js client)"
+(
+    cd tests/compat-node
+    # Install the pinned client only when node_modules is missing or was installed from another lock file.
+    if ! cmp -s package-lock.json node_modules/.corvid-installed-lock 2>/dev/null; then
+        npm ci --no-audit --no-fund --loglevel=error
+        cp package-lock.json node_modules/.corvid-installed-lock
+    fi
+    report=$(mktemp)
+    trap 'rm -f "$report"' EXIT
+    node --test test/ | tee "$report"
+    # node --test passes when it finds no tests: that is a failure too.
+    grep -q '^# pass [1-9]' "$report" || { echo "no Node.js compatibility test passed" >&2; exit 1; }
+)

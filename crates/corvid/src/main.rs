@@ -1,6 +1,7 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
 //! starts the server; see README for every setting.
 
+mod ravendb_settings;
 mod settings;
 
 /// mimalloc instead of glibc's malloc: writers, parsers and indexers hand buffers between threads, and

@@ -41,8 +41,9 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
   --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
 
-RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ...) are accepted;
-ones Corvid does not use are ignored with a log line.";
+RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ..., also as --Key value) and
+RavenDB's JSON settings file (--config-path settings.json) are accepted; settings Corvid does not use are
+ignored with a log line.";
 
 /// Every setting name accepted from the environment (as `CORVID_<NAME>`) and as a flag.
 const SETTING_NAMES: &[&str] = &[
@@ -222,14 +223,15 @@ impl Settings {
 
     fn from_sources(args: &[&str], env: &[(String, String)]) -> Result<Settings, String> {
         let mut settings = Settings::defaults();
-        // The config file comes first so environment and flags override it.
-        let config_flag = args.iter().enumerate().find_map(|(i, a)| {
-            a.strip_prefix("--config=")
-                .map(str::to_owned)
-                .or_else(|| (*a == "--config").then(|| args.get(i + 1).map(|s| s.to_string())).flatten())
-        });
+        // Settings files come first so environment and flags override them: RavenDB's JSON file
+        // (`--config-path`, its test drivers pass one), then our TOML file.
+        if let Some(path) = flag_value(args, "config-path") {
+            for (name, value) in crate::ravendb_settings::read_file(&path)? {
+                settings.apply_ravendb(&name, &value);
+            }
+        }
         let config_env = env.iter().find(|(k, _)| k == "CORVID_CONFIG").map(|(_, v)| v.clone());
-        if let Some(path) = config_flag.or(config_env) {
+        if let Some(path) = flag_value(args, "config").or(config_env) {
             settings.apply_file(&path)?;
         }
         for (key, value) in env {
@@ -258,7 +260,18 @@ impl Settings {
                 None => (flag, None),
             };
             if name.contains('.') || name.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
-                settings.apply_ravendb(name, inline.as_deref().unwrap_or("true"));
+                // RavenDB takes `--Key=value` and `--Key value`; a key alone is a switch.
+                let value = match inline {
+                    Some(v) => v,
+                    None => match args.get(i) {
+                        Some(next) if !next.starts_with("--") => {
+                            i += 1;
+                            next.to_string()
+                        }
+                        _ => "true".to_owned(),
+                    },
+                };
+                settings.apply_ravendb(name, &value);
                 continue;
             }
             let snake = name.replace('-', "_");
@@ -272,7 +285,7 @@ impl Settings {
                     v.to_string()
                 }
             };
-            if snake == "config" {
+            if snake == "config" || snake == "config_path" {
                 continue;
             }
             settings.apply(&snake, &value)?;
@@ -291,6 +304,16 @@ impl Settings {
             _ => self.ignored.push(format!("--{name}={value}")),
         }
     }
+}
+
+/// The value of `--name=value` or `--name value` among the arguments, if given.
+fn flag_value(args: &[&str], name: &str) -> Option<String> {
+    let flag = format!("--{name}");
+    args.iter().enumerate().find_map(|(i, a)| match a.strip_prefix(flag.as_str()) {
+        Some(rest) if rest.starts_with('=') => Some(rest[1..].to_owned()),
+        Some("") => args.get(i + 1).map(|s| s.to_string()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -333,6 +356,39 @@ mod tests {
         assert_eq!(s.parent_pid, Some(42));
         assert!(!s.config.log_requests);
         assert_eq!(s.ignored, ["--Setup.Mode=None"]);
+    }
+
+    #[test]
+    fn understands_the_test_driver_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(&path, r#"{"ServerUrl": "http://127.0.0.1:7", "DataDir": "/from-file", "Logs": {"Mode": "None"}}"#).unwrap();
+        let path = path.to_str().unwrap();
+        let s = settings(
+            &[
+                "--config-path",
+                path,
+                "--RunInMemory=true",
+                "--License.Eula.Accepted=true",
+                "--Setup.Mode",
+                "None",
+                "--Testing.ParentProcessId=77",
+                "--ServerUrl",
+                "http://127.0.0.1:0",
+            ],
+            &[],
+        );
+        assert!(s.run_in_memory);
+        // Flags override the file; what only the file says stays.
+        assert_eq!(s.config.url, "http://127.0.0.1:0");
+        assert_eq!(s.config.data_dir, PathBuf::from("/from-file"));
+        assert!(!s.config.log_requests);
+        assert_eq!(s.parent_pid, Some(77));
+        assert_eq!(s.ignored, ["--License.Eula.Accepted=true", "--Setup.Mode=None"]);
+        let s = settings(&[&format!("--config-path={path}"), "--RunInMemory"], &[]);
+        assert_eq!(s.config.url, "http://127.0.0.1:7");
+        assert!(s.run_in_memory);
+        assert!(Settings::from_sources(&["--config-path", "/no/such/settings.json"], &[]).is_err());
     }
 
     #[test]

@@ -78,11 +78,10 @@ impl<R: BufRead> JsonArrayReader<R> {
             return Err(malformed(self.offset, "expected ',' or ']' after a command"));
         }
         match token {
+            // The array's end is the end of the input: nothing after it is read. The Node client never ends
+            // its request body; it waits for the answer, which RavenDB sends once the array is closed.
             Some(b']') => {
                 self.finished = true;
-                if self.next_token()?.is_some() {
-                    return Err(malformed(self.offset, "data after the end of the array"));
-                }
                 Ok(false)
             }
             Some(b'{') => {
@@ -235,8 +234,13 @@ mod tests {
 
     #[test]
     fn refuses_malformed_streams() {
-        for bad in ["", "{}", "[1]", "[{} {}]", "[{\"a\": 1}", "[{\"a\": 1},", "[{}] x"] {
+        for bad in ["", "{}", "[1]", "[{} {}]", "[{\"a\": 1}", "[{\"a\": 1},"] {
             assert!(elements(bad, 4).is_err(), "{bad:?} should fail");
         }
+    }
+
+    #[test]
+    fn stops_at_the_end_of_the_array() {
+        assert_eq!(elements("[{}] whatever follows", 4).unwrap(), vec!["{}"]);
     }
 }

@@ -230,12 +230,43 @@ impl<'a> Lexer<'a> {
                     'r' => '\r',
                     'f' => '\u{c}',
                     'b' => '\u{8}',
+                    'u' => self.unicode_escape(esc_pos)?,
                     other => return Err(self.err(esc_pos, format!("Invalid escape sequence '\\{other}' in string"))),
                 });
                 continue;
             }
             value.push(c);
         }
+    }
+
+    /// The rest of a `\uXXXX` escape (the clients escape non-ASCII and control characters this way); a
+    /// surrogate pair is two escapes in a row, as in JSON.
+    fn unicode_escape(&mut self, esc_pos: usize) -> Result<char, ParseError> {
+        let high = self.hex4(esc_pos)?;
+        if !(0xD800..0xDC00).contains(&high) {
+            return char::from_u32(high).ok_or_else(|| self.err(esc_pos, "Invalid escape sequence '\\u': a lone low surrogate"));
+        }
+        let rest = &self.text[self.pos..];
+        if !rest.starts_with("\\u") {
+            return Err(self.err(esc_pos, "Invalid escape sequence '\\u': a high surrogate must be followed by a low one"));
+        }
+        self.pos += 2;
+        let low = self.hex4(esc_pos)?;
+        if !(0xDC00..0xE000).contains(&low) {
+            return Err(self.err(esc_pos, "Invalid escape sequence '\\u': a high surrogate must be followed by a low one"));
+        }
+        let code = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+        char::from_u32(code).ok_or_else(|| self.err(esc_pos, "Invalid escape sequence '\\u'"))
+    }
+
+    /// Four hex digits of a `\u` escape.
+    fn hex4(&mut self, esc_pos: usize) -> Result<u32, ParseError> {
+        let digits = self.text.get(self.pos..self.pos + 4).filter(|d| d.chars().all(|c| c.is_ascii_hexdigit()));
+        let Some(digits) = digits else {
+            return Err(self.err(esc_pos, "Invalid escape sequence '\\u': expected four hex digits"));
+        };
+        self.pos += 4;
+        Ok(u32::from_str_radix(digits, 16).expect("checked hex digits"))
     }
 
     /// Scans a balanced `open … close` block that starts at byte `start` (which must hold `open`), skipping
@@ -356,6 +387,17 @@ mod tests {
         assert_eq!(lex_err("x = 'abc").position, 4);
         assert_eq!(lex_err("x = 'abc").message, "Unterminated string");
         assert_eq!(lex_err(r"'a\qb'").position, 2);
+    }
+
+    #[test]
+    fn unicode_escapes() {
+        assert_eq!(toks(r"'caf\u00e9 \u00E9t\u00e9'"), vec![Tok::Str("café été".into())]);
+        assert_eq!(toks(r#""\ud83d\ude00!""#), vec![Tok::Str("\u{1F600}!".into())]);
+        assert_eq!(toks(r"'\u0041\u000a'"), vec![Tok::Str("A\n".into())]);
+        assert_eq!(lex_err(r"'a\u12'").position, 2);
+        assert_eq!(lex_err(r"'a\uzzzz'").position, 2);
+        assert!(lex_err(r"'\ud83d x'").message.contains("low"));
+        assert!(lex_err(r"'\ude00'").message.contains("surrogate"));
     }
 
     #[test]

@@ -55,7 +55,14 @@ impl BodyReader {
         let (tx, rx) = tokio::sync::mpsc::channel(8);
         tokio::spawn(async move {
             let mut body = body;
-            while let Some(frame) = body.frame().await {
+            loop {
+                // Once the reader is gone (it found the end of what it reads), the rest of the body is not
+                // waited for: a client may keep its request open until it has the answer.
+                let frame = tokio::select! {
+                    frame = body.frame() => frame,
+                    _ = tx.closed() => return,
+                };
+                let Some(frame) = frame else { return };
                 let chunk = match frame {
                     Ok(frame) => match frame.into_data() {
                         Ok(data) => Ok(data),

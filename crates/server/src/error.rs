@@ -13,6 +13,8 @@ pub enum ApiError {
     DatabaseLoading { name: String, waited_ms: u128 },
     #[error("Database '{name}' failed to load: {reason}")]
     DatabaseLoadFailed { name: String, reason: String },
+    #[error("Database '{0}' is disabled")]
+    DatabaseDisabled(String),
     #[error("Database '{0}' already exists")]
     DatabaseAlreadyExists(String),
     #[error("{0}")]
@@ -60,6 +62,9 @@ pub enum ApiError {
     /// LMDB's map is full and could not grow; the message names `--map-size-bytes`.
     #[error("{0}")]
     MapFull(String),
+    /// A request RavenDB refuses in this state (adding a node a single-node database already lives on).
+    #[error("{0}")]
+    InvalidOperation(String),
     #[error("{0}")]
     Internal(String),
     /// One of axum's own rejections (a path segment that is not UTF-8, ...), which it answers in plain text.
@@ -86,6 +91,9 @@ impl ApiError {
             ApiError::DatabaseLoadFailed { .. } => {
                 (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseLoadFailureException")
             }
+            ApiError::DatabaseDisabled(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.Database.DatabaseDisabledException")
+            }
             ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => {
                 (StatusCode::CONFLICT, "Raven.Client.Exceptions.ConcurrencyException")
             }
@@ -109,7 +117,9 @@ impl ApiError {
             ApiError::IndexCompilation(_) => {
                 (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.Documents.Compilation.IndexCompilationException")
             }
-            ApiError::IndexErrored(_) => (StatusCode::INTERNAL_SERVER_ERROR, "System.InvalidOperationException"),
+            ApiError::IndexErrored(_) | ApiError::InvalidOperation(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "System.InvalidOperationException")
+            }
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
             ApiError::DiskFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "Voron.Exceptions.DiskFullException"),

@@ -112,6 +112,9 @@ impl Landlord {
                 Some(slot) => slot.clone(),
                 None => {
                     let entry = self.entries.lock().get(&key).cloned().ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+                    if entry.disabled {
+                        return Err(ApiError::DatabaseDisabled(entry.name));
+                    }
                     let slot = self.start_loading(&entry);
                     slots.insert(key.clone(), slot.clone());
                     slot
@@ -184,6 +187,7 @@ impl Landlord {
             created_at: corvid_types::format_date(corvid_types::now_nanos()),
             disabled: false,
             settings,
+            connection_strings: serde_json::Map::new(),
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {
@@ -200,6 +204,48 @@ impl Landlord {
         Ok(entry)
     }
 
+    /// Changes a database's catalog entry (record settings, connection strings). Blocking.
+    pub fn update(&self, name: &str, change: impl FnOnce(&mut CatalogEntry)) -> Result<CatalogEntry, ApiError> {
+        let key = database_key(name);
+        let mut entries = self.entries.lock();
+        let updated = self.catalog.update(&key, change).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let entry = updated.ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+        entries.insert(key, entry.clone());
+        Ok(entry)
+    }
+
+    /// Disables (closes, and refuses requests until enabled) or enables a database. Blocking. False when it
+    /// already was in that state.
+    pub fn set_disabled(&self, name: &str, disabled: bool) -> Result<bool, ApiError> {
+        let before = self.entry(name).ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+        if before.disabled == disabled {
+            return Ok(false);
+        }
+        self.update(name, |e| e.disabled = disabled)?;
+        if disabled {
+            let slot = self.slots.lock().remove(&database_key(name));
+            if let Some(db) = slot.and_then(|slot| self.wait_for_load(&slot)) {
+                db.close();
+            }
+        }
+        tracing::info!(database = %before.name, disabled, "database state changed");
+        Ok(true)
+    }
+
+    /// The database of a slot once any load in progress has finished (bounded by the load timeout).
+    fn wait_for_load(&self, slot: &Slot) -> Option<Arc<Database>> {
+        let mut state = slot.state.clone();
+        let deadline = Instant::now() + self.load_timeout;
+        while matches!(&*state.borrow_and_update(), SlotState::Loading) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let ready = match &*state.borrow() {
+            SlotState::Ready(db) => Some(db.clone()),
+            _ => None,
+        };
+        ready
+    }
+
     /// Deletes a database and (with `hard_delete`) its files. Blocking. False when it did not exist.
     pub fn delete(&self, name: &str, hard_delete: bool) -> Result<bool, ApiError> {
         let key = database_key(name);
@@ -209,20 +255,9 @@ impl Landlord {
         };
         self.entries.lock().remove(&key);
         let slot = self.slots.lock().remove(&key);
-        if let Some(slot) = slot {
-            let mut state = slot.state.clone();
-            // Wait for a load in progress so its files are not removed under it.
-            let deadline = Instant::now() + self.load_timeout;
-            while matches!(&*state.borrow_and_update(), SlotState::Loading) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            let ready = match &*state.borrow() {
-                SlotState::Ready(db) => Some(db.clone()),
-                _ => None,
-            };
-            if let Some(db) = ready {
-                db.close();
-            }
+        // Wait for a load in progress so its files are not removed under it.
+        if let Some(db) = slot.and_then(|slot| self.wait_for_load(&slot)) {
+            db.close();
         }
         if hard_delete {
             remove_dir(&self.data_dir.join(&entry.directory));

@@ -25,6 +25,9 @@ pub struct CatalogEntry {
     /// The database record's settings (string -> string), kept as sent.
     #[serde(default)]
     pub settings: serde_json::Map<String, serde_json::Value>,
+    /// Connection strings by type (`Raven`, `Sql`, ...) and name, each kept as the client sent it.
+    #[serde(default)]
+    pub connection_strings: serde_json::Map<String, serde_json::Value>,
 }
 
 pub struct Catalog {
@@ -76,6 +79,20 @@ impl Catalog {
         self.databases.put(&mut wtxn, key.as_bytes(), &bytes)?;
         wtxn.commit()?;
         Ok(true)
+    }
+
+    /// Changes an existing entry in place; returns the changed entry, or None when `key` does not exist.
+    pub fn update(&self, key: &str, change: impl FnOnce(&mut CatalogEntry)) -> Result<Option<CatalogEntry>, StorageError> {
+        let _guard = self.write_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let mut wtxn = self.env.write_txn()?;
+        let Some(mut entry) = self.databases.get(&wtxn, key.as_bytes())?.map(Self::decode).transpose()? else {
+            return Ok(None);
+        };
+        change(&mut entry);
+        let bytes = serde_json::to_vec(&entry).map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))?;
+        self.databases.put(&mut wtxn, key.as_bytes(), &bytes)?;
+        wtxn.commit()?;
+        Ok(Some(entry))
     }
 
     /// Removes an entry; returns it if it existed.

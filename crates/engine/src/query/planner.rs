@@ -607,9 +607,17 @@ fn id_only(expr: &Expr, t: &Translator<'_>) -> Result<Option<Vec<String>>, Engin
     })
 }
 
+/// `offset`/`limit` from the query. A parameter that is null or not provided means "not given", as in
+/// RavenDB: the Node client sends `limit $p0, $p1` with an undefined offset (dropped from its JSON).
 fn paging(value: Option<&corvid_rql::Value>, t: &Translator<'_>, what: &str) -> Result<Option<usize>, EngineError> {
     let Some(value) = value else { return Ok(None) };
+    if let ValueKind::Parameter(name) = &value.kind {
+        if matches!(t.parameters.get(name.as_str()), None | Some(Json::Null)) {
+            return Ok(None);
+        }
+    }
     match t.value(value)? {
+        IndexValue::Null => Ok(None),
         IndexValue::Long(n) if n >= 0 => Ok(Some(n as usize)),
         _ => Err(invalid(format!("'{what}' must be a non-negative integer (at position {})", value.span.start))),
     }

@@ -101,6 +101,11 @@ pub async fn record(State(state): State<AppState>, RawQuery(raw): RawQuery) -> A
     let Some(name) = query.get_non_empty("name") else {
         return Err(ApiError::BadRequest("Reading a database record requires 'name'".into()));
     };
+    record_response(&state, name).await
+}
+
+/// The database record of `name`, or 404 with `Database-Missing`.
+pub async fn record_response(state: &AppState, name: &str) -> ApiResult<Response> {
     match state.landlord.entry(name) {
         Some(entry) => {
             let mut record = record_json(&entry, state.raft_index.load(Ordering::Relaxed));

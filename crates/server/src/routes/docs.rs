@@ -46,7 +46,9 @@ pub async fn post_docs(
         .and_then(Value::as_array)
         .ok_or_else(|| ApiError::BadRequest("The body must be {\"Ids\": [...]}".into()))?
         .iter()
-        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Every entry of Ids must be a string".into())))
+        // RavenDB skips null ids (the Node client sends the ids it was given, nulls included).
+        .filter(|v| !v.is_null())
+        .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| ApiError::BadRequest("Every entry of Ids must be a string or null".into())))
         .collect::<Result<Vec<_>, _>>()?;
     load(state, db, headers, query, ids).await
 }

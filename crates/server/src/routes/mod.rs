@@ -6,6 +6,8 @@ mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
 mod counters;
+mod database_config;
+mod database_state;
 mod docs;
 mod hilo;
 mod indexes;
@@ -21,6 +23,15 @@ use axum::extract::Request;
 use axum::http::Method;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get, post, put};
+
+/// Every method of a path, one handler (refusals that do not depend on the method).
+fn all_methods<H, T>(handler: H) -> axum::routing::MethodRouter<AppState>
+where
+    H: axum::handler::Handler<T, AppState>,
+    T: 'static,
+{
+    any(handler)
+}
 use axum::Router;
 
 use crate::error::ApiError;
@@ -65,7 +76,21 @@ pub fn router(state: AppState) -> Router {
             "/queries",
             post(queries::post_query).get(queries::get_query).patch(operations::patch_by_query).delete(operations::delete_by_query),
         )
-        .route("/indexes", any(indexes::indexes))
+        // The Node client deploys indexes with `PUT /indexes`, the others with `PUT /admin/indexes`.
+        .route("/indexes", put(indexes::put_indexes).fallback(indexes::indexes))
+        .route("/admin/record", get(database_config::record))
+        .route("/admin/configuration/settings", put(database_config::put_settings).get(database_config::get_settings))
+        .route(
+            "/admin/connection-strings",
+            put(database_config::put_connection_string)
+                .get(database_config::get_connection_strings)
+                .delete(database_config::delete_connection_string),
+        )
+        .route("/admin/sorters", all_methods(database_config::custom_sorters))
+        .route("/sorters", all_methods(database_config::custom_sorters))
+        .route("/admin/analyzers", all_methods(database_config::custom_analyzers))
+        .route("/analyzers", all_methods(database_config::custom_analyzers))
+        .route("/studio/sample-data", all_methods(database_config::sample_data))
         .route("/admin/indexes", put(indexes::put_indexes))
         .route("/admin/indexes/disable", post(indexes::disable))
         .route("/admin/indexes/enable", post(indexes::enable))
@@ -85,6 +110,13 @@ pub fn router(state: AppState) -> Router {
         .route("/configuration/client", get(server::server_client_configuration))
         .route("/databases", get(admin_databases::list))
         .route("/admin/databases", get(admin_databases::record).put(admin_databases::create).delete(admin_databases::delete))
+        .route("/admin/databases/disable", post(database_state::disable))
+        .route("/admin/databases/enable", post(database_state::enable))
+        .route("/admin/databases/promote", post(database_state::promote))
+        .route("/admin/databases/reorder", post(database_state::reorder))
+        .route("/admin/databases/node", put(database_state::add_node))
+        .route("/admin/sorters", all_methods(database_config::custom_sorters))
+        .route("/admin/analyzers", all_methods(database_config::custom_analyzers))
         .route("/admin/metrics", get(stats::metrics))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .nest("/databases/{db}", database)

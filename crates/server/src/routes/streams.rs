@@ -22,17 +22,20 @@ const CHUNK_BYTES: usize = 64 * 1024;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Format {
-    /// One JSON object per line: `{"Stats":…}` (queries only), then `{"Item":…}` per result.
-    JsonLines,
+    /// Query results, one JSON object per line: `{"Stats":…}`, then `{"Item":…}` per result.
+    QueryLines,
+    /// Documents by prefix, one per line as it is (RavenDB's `StreamJsonlResultsWriter`; the Node client
+    /// reads each line as the document).
+    DocumentLines,
     /// `{"Results":[…]}`.
     Json,
 }
 
 impl Format {
-    fn of(query: &QueryParams) -> Format {
+    fn of(query: &QueryParams, lines: Format) -> Format {
         match query.get("format") {
             Some(f) if f.eq_ignore_ascii_case("json") => Format::Json,
-            _ => Format::JsonLines,
+            _ => lines,
         }
     }
 }
@@ -65,14 +68,14 @@ impl ChunkWriter {
 
     fn start(&mut self, stats: Option<&QueryResponse>) -> bool {
         match (self.format, stats) {
-            (Format::JsonLines, Some(s)) => {
+            (Format::QueryLines, Some(s)) => {
                 let line = json!({"Stats": {
                     "ResultEtag": s.result_etag, "IsStale": s.is_stale, "IndexName": s.index_name,
                     "TotalResults": s.total_results, "IndexTimestamp": format_date(s.index_timestamp)
                 }});
                 self.push(line.to_string().as_bytes()) && self.push(b"\n")
             }
-            (Format::JsonLines, None) => true,
+            (Format::QueryLines | Format::DocumentLines, _) => true,
             (Format::Json, _) => self.push(b"{\"Results\":["),
         }
     }
@@ -80,7 +83,8 @@ impl ChunkWriter {
     fn item(&mut self, json: &str) -> bool {
         self.items += 1;
         match self.format {
-            Format::JsonLines => self.push(b"{\"Item\":") && self.push(json.as_bytes()) && self.push(b"}\n"),
+            Format::QueryLines => self.push(b"{\"Item\":") && self.push(json.as_bytes()) && self.push(b"}\n"),
+            Format::DocumentLines => self.push(json.as_bytes()) && self.push(b"\n"),
             Format::Json => (self.items == 1 || self.push(b",")) && self.push(json.as_bytes()),
         }
     }
@@ -150,13 +154,13 @@ pub async fn stream_query_post(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_body(&read_json(body, &headers, state.config.max_body_bytes).await?, &query)?;
-    stream_query(state, db, Format::of(&query), request).await
+    stream_query(state, db, Format::of(&query, Format::QueryLines), request).await
 }
 
 pub async fn stream_query_get(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let request = request_from_query_string(&query)?;
-    stream_query(state, db, Format::of(&query), request).await
+    stream_query(state, db, Format::of(&query, Format::QueryLines), request).await
 }
 
 async fn stream_query(state: AppState, db: String, format: Format, request: corvid_engine::QueryRequest) -> ApiResult<Response> {
@@ -190,7 +194,7 @@ pub async fn stream_docs(State(state): State<AppState>, Path(db): Path<String>, 
         metadata_only: query.get_bool("metadataOnly"),
     };
     let database = state.landlord.database(&db).await?;
-    stream(Format::of(&query), move |writer, slot| {
+    stream(Format::of(&query, Format::DocumentLines), move |writer, slot| {
         started(slot);
         if writer.start(None) {
             database.stream_page(&request, |item| writer.item(&item))?;
