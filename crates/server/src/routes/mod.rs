@@ -12,6 +12,7 @@ mod docs;
 mod hilo;
 mod indexes;
 mod multi_get;
+mod not_supported;
 mod operations;
 mod patch;
 mod queries;
@@ -119,6 +120,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/analyzers", all_methods(database_config::custom_analyzers))
         .route("/admin/metrics", get(stats::metrics))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
+        .route("/operations/state", get(operations::server_operation_state))
         .nest("/databases/{db}", database)
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.
@@ -130,5 +132,12 @@ pub fn router(state: AppState) -> Router {
 }
 
 async fn fallback(method: Method, request: Request) -> Response {
-    ApiError::RouteNotFound { method: method.to_string(), path: request.uri().path().to_owned() }.into_response()
+    let path = request.uri().path();
+    match not_supported::feature_of(path) {
+        Some(feature) => {
+            ApiError::NotSupported(format!("Corvid does not support {feature} yet ({method} {path} is RavenDB's endpoint for it)"))
+                .into_response()
+        }
+        None => ApiError::RouteNotFound { method: method.to_string(), path: path.to_owned() }.into_response(),
+    }
 }

@@ -1,0 +1,92 @@
+//! RavenDB endpoints the official clients call for features Corvid does not have yet. A request for one
+//! answers RavenDB's `NotSupportedException` naming the feature, so a client reports "not supported by this
+//! server" instead of a `RouteNotFoundException`, which reads as a bug. Checked only when no route matched,
+//! so a feature that lands simply adds its routes and its line here goes.
+
+/// Path prefixes under `/databases/{db}` and the feature they belong to.
+const DATABASE_FEATURES: &[(&str, &str)] = &[
+    ("/timeseries", "time series"),
+    ("/admin/timeseries", "time series"),
+    ("/revisions", "revisions"),
+    ("/admin/revisions", "revisions"),
+    ("/cmpxchg", "compare-exchange"),
+    ("/subscriptions", "data subscriptions"),
+    ("/changes", "the Changes API"),
+    ("/smuggler", "export and import (smuggler)"),
+    ("/admin/smuggler", "export and import (smuggler)"),
+    ("/admin/backup", "backups"),
+    ("/admin/periodic-backup", "backups"),
+    ("/attachments/bulk", "retrieving attachments in bulk"),
+    ("/admin/attachments/remote", "remote attachments"),
+    ("/admin/tasks", "ongoing tasks (replication, ETL, backups)"),
+    ("/tasks", "ongoing tasks (replication, ETL, backups)"),
+    ("/task", "ongoing tasks (replication, ETL, backups)"),
+    ("/admin/etl", "ETL"),
+    ("/admin/queue-sink", "queue sinks"),
+    ("/admin/cdc-sink", "CDC sinks"),
+    ("/admin/expiration", "document expiration"),
+    ("/admin/refresh", "document refresh"),
+    ("/admin/data-archival", "data archival"),
+    ("/admin/documents-compression", "documents compression"),
+    ("/admin/ai", "AI agents and integrations"),
+    ("/ai", "AI agents and integrations"),
+    ("/admin/schema-validation", "schema validation"),
+    ("/schema-validation", "schema validation"),
+    ("/admin/configuration/client", "per-database client configuration"),
+    ("/admin/configuration/studio", "Studio configuration"),
+    ("/collections/stats/detailed", "detailed collection statistics"),
+    ("/replication", "replication"),
+    ("/admin/replication", "replication"),
+    ("/admin/integrations", "integrations (PostgreSQL protocol)"),
+];
+
+/// Server-level path prefixes and the feature they belong to.
+const SERVER_FEATURES: &[(&str, &str)] = &[
+    ("/admin/certificates", "certificates and authentication"),
+    ("/certificates", "certificates and authentication"),
+    ("/admin/configuration/server-wide", "server-wide tasks and connection strings"),
+    ("/admin/configuration/client", "server-wide client configuration"),
+    ("/admin/configuration/studio", "Studio configuration"),
+    ("/admin/logs", "log configuration through the API"),
+    ("/admin/compact", "database compaction"),
+    ("/admin/console", "the administrator's JavaScript console"),
+    ("/admin/databases/set-lock", "database lock modes"),
+    ("/admin/restore", "restoring backups"),
+    ("/admin/backup", "backups"),
+    ("/admin/cluster", "clusters (Corvid runs as a single node)"),
+    ("/admin/license", "licenses (Corvid needs none)"),
+    ("/admin/replication", "replication"),
+    ("/admin/tcp", "TCP connections (data subscriptions)"),
+    ("/info/tcp", "TCP connections (data subscriptions)"),
+    ("/changes", "the Changes API"),
+];
+
+/// The feature a path belongs to when it is one of RavenDB's that Corvid does not serve yet.
+pub fn feature_of(path: &str) -> Option<&'static str> {
+    let (table, rest) = match path.strip_prefix("/databases/") {
+        Some(after_db) => (DATABASE_FEATURES, after_db.find('/').map_or("", |i| &after_db[i..])),
+        None => (SERVER_FEATURES, path),
+    };
+    table.iter().find(|(prefix, _)| starts_with_segment(rest, prefix)).map(|(_, feature)| *feature)
+}
+
+/// `path` is `prefix` or continues it with a new segment (`/timeseries/ranges`, not `/timeseriesX`).
+fn starts_with_segment(path: &str, prefix: &str) -> bool {
+    path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_are_found_by_whole_segments() {
+        assert_eq!(feature_of("/databases/db1/timeseries/ranges"), Some("time series"));
+        assert_eq!(feature_of("/databases/db1/cmpxchg"), Some("compare-exchange"));
+        assert_eq!(feature_of("/databases/db1/timeseriesX"), None);
+        assert_eq!(feature_of("/databases/db1/docs"), None);
+        assert_eq!(feature_of("/admin/certificates/edit"), Some("certificates and authentication"));
+        assert_eq!(feature_of("/databases/db1/admin/certificates"), None);
+        assert_eq!(feature_of("/databases"), None);
+    }
+}
