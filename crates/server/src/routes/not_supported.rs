@@ -38,6 +38,9 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/replication", "replication"),
     ("/admin/replication", "replication"),
     ("/admin/integrations", "integrations (PostgreSQL protocol)"),
+    ("/admin/transactions", "transaction recording and replay"),
+    ("/stats/essential", "essential statistics (use /stats)"),
+    ("/healthcheck", "the database health check"),
 ];
 
 /// Server-level path prefixes and the feature they belong to.
@@ -59,6 +62,16 @@ const SERVER_FEATURES: &[(&str, &str)] = &[
     ("/admin/tcp", "TCP connections (data subscriptions)"),
     ("/info/tcp", "TCP connections (data subscriptions)"),
     ("/changes", "the Changes API"),
+    ("/info/remote-task", "remote tasks (replication, ETL)"),
+    ("/admin/operations", "server-level operations"),
+    ("/admin/backup-task", "backups"),
+    ("/periodic-backup", "backups"),
+    ("/cluster", "clusters (Corvid runs as a single node)"),
+    ("/admin/databases/topology", "database topology changes (Corvid runs as a single node)"),
+    ("/admin/databases/dynamic-node-distribution", "database topology changes (Corvid runs as a single node)"),
+    ("/admin/databases/unused-ids", "database topology changes (Corvid runs as a single node)"),
+    ("/admin/databases/shard", "sharding"),
+    ("/admin/databases/orchestrator", "sharding"),
 ];
 
 /// The feature a path belongs to when it is one of RavenDB's that Corvid does not serve yet.
