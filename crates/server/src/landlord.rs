@@ -232,6 +232,18 @@ impl Landlord {
         Ok(true)
     }
 
+    /// Compacts a database's data file (LMDB's compacting copy). The database is closed for the copy, as
+    /// RavenDB takes it offline, and opens again on its next request unless it was disabled before. Blocking.
+    pub fn compact(&self, name: &str) -> Result<corvid_storage::Compaction, ApiError> {
+        let entry = self.entry(name).ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
+        let closed_here = self.set_disabled(name, true)?;
+        let result = corvid_storage::compact_closed_store(&self.data_dir.join(&entry.directory), self.load_timeout);
+        if closed_here {
+            self.set_disabled(name, false)?;
+        }
+        result.map_err(|e| ApiError::from(corvid_engine::EngineError::from(e)))
+    }
+
     /// The database of a slot once any load in progress has finished (bounded by the load timeout).
     fn wait_for_load(&self, slot: &Slot) -> Option<Arc<Database>> {
         let mut state = slot.state.clone();

@@ -26,6 +26,8 @@ pub struct Inner {
     pub rejected_requests: AtomicU64,
     pub raft_index: AtomicU64,
     pub operation_ids: AtomicU64,
+    /// Operations of the server rather than of a database (compaction), polled at `/operations/state`.
+    pub server_operations: corvid_engine::Operations,
     /// The router itself, for requests dispatched from inside a request (multi_get).
     pub router: OnceLock<axum::Router>,
 }
@@ -48,6 +50,7 @@ impl AppState {
                 rejected_requests: AtomicU64::new(0),
                 raft_index: AtomicU64::new(1),
                 operation_ids: AtomicU64::new(1),
+                server_operations: corvid_engine::Operations::new(),
                 router: OnceLock::new(),
             }),
         })

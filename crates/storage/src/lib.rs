@@ -5,6 +5,7 @@
 mod attachments;
 mod blob_store;
 mod catalog;
+mod compact;
 mod counters;
 mod disk_space;
 mod error;
@@ -25,6 +26,7 @@ mod write_txn;
 pub use attachments::AttachmentRecord;
 pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
 pub use catalog::{Catalog, CatalogEntry};
+pub use compact::{compact_closed_store, Compaction};
 pub use counters::CounterValue;
 pub use disk_space::RESERVE_FILE;
 pub use error::StorageError;

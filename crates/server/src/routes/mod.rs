@@ -5,6 +5,7 @@ mod attachments;
 mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
+mod compaction;
 mod counters;
 mod database_config;
 mod database_state;
@@ -121,6 +122,7 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/metrics", get(stats::metrics))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
+        .route("/admin/compact", post(compaction::compact))
         .nest("/databases/{db}", database)
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.

@@ -78,11 +78,11 @@ pub async fn operation_state(State(state): State<AppState>, Path(db): Path<Strin
     Ok(json_value(StatusCode::OK, &operation.snapshot().state_json()))
 }
 
-/// `GET /operations/state?id=`: server-level operations. Corvid runs none yet (its operations belong to a
-/// database), so every id is unknown, answered as RavenDB answers an unknown id.
-pub async fn server_operation_state(RawQuery(raw): RawQuery) -> ApiResult<Response> {
+/// `GET /operations/state?id=`: server-level operations (compaction).
+pub async fn server_operation_state(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let id = operation_id(&QueryParams::parse(raw.as_deref())?)?;
-    Err(ApiError::OperationDoesNotExist(id))
+    let operation = state.server_operations.get(id).ok_or(ApiError::OperationDoesNotExist(id))?;
+    Ok(json_value(StatusCode::OK, &operation.snapshot().state_json()))
 }
 
 /// `POST /databases/{db}/operations/kill?id=`.
