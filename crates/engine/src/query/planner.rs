@@ -16,7 +16,9 @@ use super::highlight::HighlightPlan;
 use super::projection::{counter_path, ProjectedField};
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
-use crate::indexing::{Aggregation, AutoIndexField, IndexExplanation, IndexHandle, QueryExplanation, ALL_DOCS};
+use crate::indexing::{
+    array_content_path, group_by_array_content, Aggregation, AutoIndexField, IndexExplanation, IndexHandle, QueryExplanation, ALL_DOCS,
+};
 use crate::{Database, EngineError};
 
 pub(crate) enum Source {
@@ -1009,6 +1011,11 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
     for item in &query.group_by {
         match &item.expr {
             Operand::Field(path) => group_by.push(strip(path)),
+            // `array(Lines[].Product)`: the whole array is one key value (RavenDB's ByContent).
+            Operand::Call(call) if call.is("array") => match call.args.as_slice() {
+                [Arg::Field(path)] => group_by.push(group_by_array_content(&strip(path))),
+                _ => return Err(invalid(format!("array() in group by takes one field path (at position {})", call.span.start))),
+            },
             _ => return Err(unsupported("This group by key", text, item.span)),
         }
     }
@@ -1017,7 +1024,7 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
     match query.select.as_ref().map(|s| &s.projection) {
         None | Some(Projection::All) => {
             for g in &group_by {
-                selected.push((g.clone(), Ok(g.clone())));
+                selected.push((output_name(g), Ok(g.clone())));
             }
             selected.push(("Count".into(), Err(Aggregation::Count)));
         }
@@ -1032,7 +1039,7 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
                     }
                     SelectExpr::Call(call) if call.is("key") && call.args.is_empty() => {
                         for g in &group_by {
-                            selected.push((alias.clone().unwrap_or_else(|| g.clone()), Ok(g.clone())));
+                            selected.push((alias.clone().unwrap_or_else(|| output_name(g)), Ok(g.clone())));
                         }
                     }
                     SelectExpr::Call(call) => {
@@ -1081,9 +1088,11 @@ fn plan_group_by(
     for (name, source) in selected {
         let (source, integer) = match source {
             Ok(path) => {
-                let position = definition.group_by.iter().position(|g| *g == path).ok_or_else(|| {
-                    invalid(format!("'{path}' is selected but is not a group by field; select group by fields or aggregations"))
-                })?;
+                // A selected path names an `array(path)` key too.
+                let position =
+                    definition.group_by.iter().position(|g| *g == path || array_content_path(g) == Some(&path)).ok_or_else(|| {
+                        invalid(format!("'{path}' is selected but is not a group by field; select group by fields or aggregations"))
+                    })?;
                 (OutputSource::Group(position), false)
             }
             Err(aggregation) => {
@@ -1121,6 +1130,11 @@ fn plan_group_by(
         related_counter_includes: Vec::new(),
         document_filter: None,
     })
+}
+
+/// The default name of a group by key in results: its path (the path inside `array(...)`).
+fn output_name(group_by: &str) -> String {
+    array_content_path(group_by).unwrap_or(group_by).to_owned()
 }
 
 fn visit_operands(expr: &Expr, visit: &mut impl FnMut(&Operand)) {
