@@ -100,3 +100,51 @@ def test_unsupported_group_by_forms_are_refused(server_url, db_name, http, rql):
     r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": rql})
     assert r.status_code == 400
     assert r.json()["Type"].endswith("InvalidQueryException")
+
+
+def _orders_with_lines(seed=1605):
+    rng = random.Random(seed)
+    products = [f"products/{i}" for i in range(1, 6)]
+    docs = {}
+    for i in range(1, 41):
+        lines = [{"Product": p, "Quantity": rng.randint(1, 9)} for p in rng.sample(products, rng.randint(1, 3))]
+        docs[f"orders/{i}"] = {"Company": rng.choice(["companies/1", "companies/2"]), "Lines": lines, "Total": 1}
+    return docs
+
+
+def _put_orders(http, url, db, docs):
+    _batch(http, url, db, [{"Type": "PUT", "Id": k, "Document": {**v, "@metadata": {"@collection": "Orders"}}} for k, v in docs.items()])
+
+
+def test_group_by_array_content_counts_each_distinct_array(server_url, db_name, http):
+    """`array(Lines[].Product)` groups by the whole array of products (RavenDB's ByContent): one group
+    per distinct list, in the order the lines hold them."""
+    docs = _orders_with_lines()
+    _put_orders(http, server_url, db_name, docs)
+    body = _query(http, server_url, db_name, "from Orders group by array(Lines[].Product) select key() as Products, count()")
+    assert body["IndexName"] == "Auto/Orders/ByCountReducedByArray(Lines[].Product)"
+    expected = defaultdict(int)
+    for d in docs.values():
+        expected[tuple(line["Product"] for line in d["Lines"])] += 1
+    assert {tuple(r["Products"]): r["Count"] for r in body["Results"]} == expected
+    assert body["TotalResults"] == len(expected)
+
+
+def test_group_by_array_content_with_another_key_and_a_sum(server_url, db_name, http):
+    """`array(...)` beside a plain key; `sum(Lines[].Quantity)` adds every line of each document."""
+    docs = _orders_with_lines(seed=77)
+    _put_orders(http, server_url, db_name, docs)
+    rql = "from Orders group by array(Lines[].Product), Company select Lines[].Product as P, Company, count() as N, sum(Lines[].Quantity) as Q"
+    body = _query(http, server_url, db_name, rql)
+    assert body["IndexName"] == "Auto/Orders/ByCountAndLines[].QuantityReducedByArray(Lines[].Product)AndCompany"
+    expected = defaultdict(lambda: [0, 0])
+    for d in docs.values():
+        g = expected[(tuple(line["Product"] for line in d["Lines"]), d["Company"])]
+        g[0] += 1
+        g[1] += sum(line["Quantity"] for line in d["Lines"])
+    assert {(tuple(r["P"]), r["Company"]): [r["N"], r["Q"]] for r in body["Results"]} == {k: v for k, v in expected.items()}
+    # Changing a document moves its contribution to its new array.
+    del docs["orders/1"]
+    http.delete(f"{server_url}/databases/{db_name}/docs", params={"id": "orders/1"})
+    body = _query(http, server_url, db_name, rql)
+    assert sum(r["N"] for r in body["Results"]) == len(docs)

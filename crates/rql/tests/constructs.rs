@@ -283,6 +283,21 @@ fn group_by() {
 }
 
 #[test]
+fn filter_after_where_and_load_with_parameters() {
+    let query = q("from Employees as e where e.Title = $t load e.Manager as m filter m.Age > $a and startsWith(e.Name, 'A') \
+        select e.Name limit 5 filter_limit $n");
+    assert!(query.where_clause.is_some() && query.load.len() == 1 && query.select.is_some());
+    let Some(Expr::And(left, right)) = &query.filter else { panic!("{:?}", query.filter) };
+    let Expr::Compare { left: Operand::Field(path), right: Operand::Value(v), .. } = &**left else { panic!() };
+    assert_eq!(path.dotted(), "m.Age");
+    assert_eq!(v.kind, param("a"));
+    assert!(matches!(&**right, Expr::Method(c) if c.is("startsWith")));
+    assert_eq!(query.filter_limit.unwrap().kind, param("n"));
+    let query = q("from index 'Orders/ByCompany' filter Count > 10");
+    assert!(matches!(query.from.source, FromSource::Index { .. }) && query.filter.is_some());
+}
+
+#[test]
 fn order_by() {
     let query = q(
         "from U order by Name, Age as long desc, Price as DOUBLE ascending, Code as alphanumeric, Title as string descending nulls first",

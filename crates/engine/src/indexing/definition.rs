@@ -71,6 +71,25 @@ pub enum Aggregation {
     Sum(String),
 }
 
+/// A `group by array(path)` key (RavenDB's `GroupByArrayBehavior.ByContent`): the whole array at `path` is
+/// one value of the reduce key. Kept in `group_by` as `array(path)`, RavenDB's index field name for it.
+pub fn group_by_array_content(path: &str) -> String {
+    format!("array({path})")
+}
+
+/// The path of an `array(path)` group by key; None for a plain path.
+pub fn array_content_path(group_by: &str) -> Option<&str> {
+    group_by.strip_prefix("array(")?.strip_suffix(')')
+}
+
+/// A group by key as it appears in the index name: `Array(Lines[].Product)` for array content.
+fn group_by_name_part(group_by: &str) -> String {
+    match array_content_path(group_by) {
+        Some(path) => format!("Array({path})"),
+        None => group_by.to_owned(),
+    }
+}
+
 impl Aggregation {
     fn name_part(&self) -> String {
         match self {
@@ -122,7 +141,7 @@ impl AutoIndexDefinition {
 
     /// A map-reduce index for `group by` queries.
     pub fn map_reduce(collection: &str, mut group_by: Vec<String>, mut aggregations: Vec<Aggregation>) -> Self {
-        group_by.sort_by_key(|g| sort_key(g));
+        group_by.sort_by_key(|g| sort_key(&group_by_name_part(g)));
         group_by.dedup();
         if !aggregations.contains(&Aggregation::Count) {
             aggregations.insert(0, Aggregation::Count); // the count is kept anyway: it tells when a key is empty
@@ -131,7 +150,8 @@ impl AutoIndexDefinition {
         aggregations.dedup();
         let coll = if collection.eq_ignore_ascii_case(ALL_DOCS) { "AllDocs" } else { collection };
         let maps: Vec<String> = aggregations.iter().map(Aggregation::name_part).collect();
-        let name = format!("Auto/{coll}/By{}ReducedBy{}", maps.join("And"), group_by.join("And"));
+        let keys: Vec<String> = group_by.iter().map(|g| group_by_name_part(g)).collect();
+        let name = format!("Auto/{coll}/By{}ReducedBy{}", maps.join("And"), keys.join("And"));
         AutoIndexDefinition { name, collection: collection.to_owned(), fields: Vec::new(), group_by, aggregations, static_index: None }
     }
 
@@ -178,7 +198,7 @@ impl AutoIndexDefinition {
     /// Whether this map-reduce index answers a `group by` with these aggregations.
     pub fn covers_reduce(&self, collection: &str, group_by: &[String], aggregations: &[Aggregation]) -> bool {
         let mut wanted = group_by.to_vec();
-        wanted.sort_by_key(|g| sort_key(g));
+        wanted.sort_by_key(|g| sort_key(&group_by_name_part(g)));
         wanted.dedup();
         self.is_auto_reduce_of(collection) && self.group_by == wanted && aggregations.iter().all(|a| self.aggregations.contains(a))
     }
@@ -254,6 +274,12 @@ mod tests {
         assert_eq!(def.value_position(&Aggregation::Sum("Total".into())), Some(1));
         assert!(def.covers_reduce("orders", &["Company".into()], &[Aggregation::Count]));
         assert!(!def.covers_reduce("Orders", &["Company".into(), "x".into()], &[]));
+        let def = AutoIndexDefinition::map_reduce("Orders", vec![group_by_array_content("Lines[].Product")], vec![Aggregation::Count]);
+        assert_eq!(def.name, "Auto/Orders/ByCountReducedByArray(Lines[].Product)");
+        let keys = vec!["Company".into(), group_by_array_content("Lines[].Product")];
+        let def = AutoIndexDefinition::map_reduce("Orders", keys, vec![Aggregation::Count]);
+        assert_eq!(def.name, "Auto/Orders/ByCountReducedByArray(Lines[].Product)AndCompany");
+        assert_eq!(array_content_path(&def.group_by[0]), Some("Lines[].Product"));
     }
 
     #[test]

@@ -13,7 +13,8 @@ mod static_index;
 mod worker;
 
 pub use definition::{
-    auto_index_name, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS, MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS,
+    array_content_path, auto_index_name, group_by_array_content, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS,
+    MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS,
 };
 pub use explain::{IndexExplanation, QueryExplanation};
 pub use output_collection::{output_collection_of, ReduceOutput};

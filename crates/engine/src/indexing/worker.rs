@@ -476,7 +476,9 @@ fn parse_documents(
 /// A document's contribution to a map-reduce index: its reduce key (the JSON array of its group values)
 /// and its count and sums.
 fn reduce_output(definition: &AutoIndexDefinition, body: &serde_json::Value) -> MapOutput {
-    let key: Vec<serde_json::Value> = definition.group_by.iter().map(|path| value_at(body, path)).collect();
+    // `array(path)` keys hold the whole array at the path, as a plain path with `[]` does here.
+    let key: Vec<serde_json::Value> =
+        definition.group_by.iter().map(|g| value_at(body, super::definition::array_content_path(g).unwrap_or(g))).collect();
     let mut values = vec![1.0];
     for aggregation in definition.sums() {
         if let Aggregation::Sum(path) = aggregation {

@@ -8,6 +8,7 @@ use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
+use super::document_filter::{DocumentFilter, FilteredPage};
 use super::planner::{explain, plan, Plan, ProjectionPlan, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
@@ -52,6 +53,8 @@ pub struct QueryResponse {
     pub included_counter_names: Vec<(String, Vec<String>)>,
     pub total_results: u64,
     pub skipped_results: u64,
+    /// `filter` queries: how many documents the filter evaluated (RavenDB's `ScannedResults`).
+    pub scanned_results: Option<u64>,
     pub index_name: String,
     pub is_stale: bool,
     pub index_timestamp: i64,
@@ -197,6 +200,45 @@ fn js_sandbox(functions: &[String], function: &str, cancel: &Cancellation) -> Re
     Ok(sandbox)
 }
 
+/// The documents of the queried collection named by `id() = ...` / `id() in (...)`, each once, in the
+/// order named.
+fn records_by_ids(snapshot: &ReadTxn<'_>, plan: &Plan, ids: &[String]) -> Result<Vec<DocumentRecord>, EngineError> {
+    let collection = match &plan.source {
+        Source::Collection { name } => Some(id_key(name)),
+        _ => None,
+    };
+    let mut found = Vec::new();
+    let mut seen = HashSet::new();
+    for id in ids {
+        let key = id_key(id);
+        if !seen.insert(key.clone()) {
+            continue;
+        }
+        if let Some(record) = snapshot.document(&key)? {
+            if collection.as_ref().is_none_or(|c| id_key(&record.collection) == *c) {
+                found.push(record);
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// Reads a document by id from the query's snapshot, for paths through `load` aliases in a filter.
+fn loader<'s>(snapshot: &'s ReadTxn<'_>) -> impl FnMut(&str) -> Result<Option<Value>, EngineError> + 's {
+    move |id: &str| match snapshot.document(&id_key(id))? {
+        Some(record) => Ok(corvid_types::json::parse(&record.body).ok()),
+        None => Ok(None),
+    }
+}
+
+/// RavenDB's statistics of a filtered query: the total counts the documents that passed, `SkippedResults`
+/// those the filter rejected, `ScannedResults` those it evaluated.
+fn filtered_totals(page: &FilteredPage<'_>, response: &mut QueryResponse) {
+    response.total_results = page.counts.accepted;
+    response.skipped_results = page.counts.rejected;
+    response.scanned_results = Some(page.counts.scanned);
+}
+
 impl Database {
     /// Which automatic index `request` uses (or would create) and why, without running it or creating anything.
     pub fn explain_query(&self, request: &QueryRequest) -> Result<crate::indexing::QueryExplanation, EngineError> {
@@ -214,7 +256,10 @@ impl Database {
             Source::Collection { name } | Source::AllDocs { name } => {
                 response.index_name = format!("collection/{name}");
                 let snapshot = self.store.read()?;
-                let records = self.scan_collection(&snapshot, &plan, &mut response)?;
+                let records = match &plan.document_filter {
+                    Some(filter) => self.filter_collection(&snapshot, &plan, filter, &mut response)?,
+                    None => self.scan_collection(&snapshot, &plan, &mut response)?,
+                };
                 self.finish(&snapshot, &plan, records, request, &mut response)?;
             }
             Source::Index { handle } => {
@@ -269,11 +314,33 @@ impl Database {
                     return Ok(response);
                 }
                 // No page is larger than the index itself (clients send "no limit" as the largest integer).
-                let (skip, take) = page_of(&plan);
+                let (skip, take) = match &plan.document_filter {
+                    Some(_) => (0, usize::MAX), // paging applies to the documents that pass the filter
+                    None => page_of(&plan),
+                };
                 let take = take.min(index.entries_count() as usize);
                 let found =
                     index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
                 response.total_results = found.total as u64;
+                if let Some(filter) = &plan.document_filter {
+                    let (skip, take) = page_of(&plan);
+                    let mut page = FilteredPage::new(filter, skip, take);
+                    let mut load = loader(&snapshot);
+                    for key in &found.keys {
+                        request.cancel.check()?;
+                        // A document deleted after the index saw it is left out until the index catches up.
+                        let Some(record) = snapshot.document(key)? else { continue };
+                        if !page.offer(record, &mut load)? {
+                            break;
+                        }
+                    }
+                    filtered_totals(&page, &mut response);
+                    let mut hasher = VersionHasher::new();
+                    hasher.add(&processed.to_be_bytes());
+                    response.result_etag = hasher.finish();
+                    self.finish(&snapshot, &plan, page.records, request, &mut response)?;
+                    return Ok(response);
+                }
                 let mut records = Vec::with_capacity(found.keys.len());
                 for (i, key) in found.keys.iter().enumerate() {
                     // A document deleted after the index saw it is left out until the index catches up.
@@ -360,8 +427,9 @@ impl Database {
     ) -> Result<(), EngineError> {
         const CHUNK: usize = 256;
         let mut plan = plan(self, request)?;
-        if plan.reduce.is_some() || plan.needs_all_matches() {
-            // Group-by results, distinct and random orders need every match at once anyway.
+        if plan.reduce.is_some() || plan.needs_all_matches() || plan.document_filter.is_some() {
+            // Group-by results, distinct and random orders need every match at once anyway; a filter's
+            // total is known only once it has scanned.
             let mut response = self.query(request)?;
             let results = std::mem::take(&mut response.results);
             if on_stats(&response) {
@@ -407,6 +475,49 @@ impl Database {
         Ok(())
     }
 
+    /// A collection query with a `filter`: the collection's documents (or those named by `id()`) in etag
+    /// order, each evaluated until `filter_limit` of them were scanned.
+    fn filter_collection(
+        &self,
+        snapshot: &ReadTxn<'_>,
+        plan: &Plan,
+        filter: &DocumentFilter,
+        response: &mut QueryResponse,
+    ) -> Result<Vec<DocumentRecord>, EngineError> {
+        let (skip, take) = page_of(plan);
+        let mut page = FilteredPage::new(filter, skip, take);
+        let mut load = loader(snapshot);
+        if let Some(ids) = &plan.ids {
+            for record in records_by_ids(snapshot, plan, ids)? {
+                if !page.offer(record, &mut load)? {
+                    break;
+                }
+            }
+        } else {
+            let mut failure = None;
+            let mut visit = |record: DocumentRecord| match page.offer(record, &mut load) {
+                Ok(more) => more,
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            };
+            match &plan.source {
+                Source::AllDocs { .. } => snapshot.documents_after_etag(0, &mut visit)?,
+                Source::Collection { name } => snapshot.collection_documents_after_etag(&id_key(name), 0, &mut visit)?,
+                Source::Index { .. } => {}
+            };
+            if let Some(e) = failure {
+                return Err(e);
+            }
+        }
+        filtered_totals(&page, response);
+        let mut hasher = VersionHasher::new();
+        hasher.add(&snapshot.last_etag()?.to_be_bytes());
+        response.result_etag = hasher.finish();
+        Ok(page.records)
+    }
+
     fn scan_collection(
         &self,
         snapshot: &ReadTxn<'_>,
@@ -420,19 +531,7 @@ impl Database {
             _ => String::new(),
         };
         if let Some(ids) = &plan.ids {
-            let mut found = Vec::new();
-            let mut seen = HashSet::new();
-            for id in ids {
-                let key = id_key(id);
-                if !seen.insert(key.clone()) {
-                    continue;
-                }
-                if let Some(record) = snapshot.document(&key)? {
-                    if all_docs || id_key(&record.collection) == collection {
-                        found.push(record);
-                    }
-                }
-            }
+            let found = records_by_ids(snapshot, plan, ids)?;
             response.total_results = found.len() as u64;
             return Ok(found.into_iter().skip(skip).take(take).collect());
         }
@@ -657,19 +756,42 @@ impl Database {
                 message: "projections, includes and load on map-reduce index results are not supported by this server yet".into(),
             });
         }
-        let take = plan.take.min(results.entries_count() as usize);
+        // A filter sees every reduce result; paging then applies to those that pass.
+        let (skip, take) = if plan.document_filter.is_some() { (0, usize::MAX) } else { (plan.skip, plan.take) };
+        let take = take.min(results.entries_count() as usize);
         let found =
-            results.search(&plan.filter, &plan.sort, plan.skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+            results.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
         response.total_results = found.total as u64;
         let mut hasher = VersionHasher::new();
         hasher.add(&processed.to_be_bytes());
-        for key in &found.keys {
+        let mut counts = super::document_filter::FilterCounts::default();
+        let mut no_loads = |_: &str| Ok(None);
+        'keys: for key in &found.keys {
             for text in store.results(key)? {
-                hasher.add(text.as_bytes());
                 let mut result: Map<String, Value> = corvid_types::json::parse(&text).unwrap_or_default();
+                if let Some(filter) = &plan.document_filter {
+                    if filter.limit.is_some_and(|limit| counts.scanned >= limit as u64) {
+                        break 'keys;
+                    }
+                    counts.scanned += 1;
+                    if !filter.matches("", &Value::Object(result.clone()), &mut no_loads)? {
+                        counts.rejected += 1;
+                        continue;
+                    }
+                    counts.accepted += 1;
+                    if counts.accepted <= plan.skip as u64 || response.results.len() >= plan.take {
+                        continue;
+                    }
+                }
+                hasher.add(text.as_bytes());
                 result.insert("@metadata".into(), serde_json::json!({"@projection": false, "@index-score": 0}));
                 response.results.push(Value::Object(result).to_string());
             }
+        }
+        if plan.document_filter.is_some() {
+            response.total_results = counts.accepted;
+            response.skipped_results = counts.rejected;
+            response.scanned_results = Some(counts.scanned);
         }
         response.result_etag = hasher.finish() >> 11;
         Ok(())

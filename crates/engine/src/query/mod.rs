@@ -1,5 +1,6 @@
 //! Queries: RQL text -> a plan (collection scan or automatic index) -> results from one storage snapshot.
 
+mod document_filter;
 mod execute;
 mod facets;
 mod highlight;

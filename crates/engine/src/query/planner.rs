@@ -9,13 +9,16 @@ use corvid_rql::{
 };
 use serde_json::Value as Json;
 
+use super::document_filter::DocumentFilter;
 use super::execute::QueryRequest;
 use super::facets::{AggregationOp, FacetAggregation, FacetKind, FacetOptions, FacetPlan};
 use super::highlight::HighlightPlan;
 use super::projection::{counter_path, ProjectedField};
 use super::reduce::{aggregation_of, OutputField, OutputSource, ReducePlan};
 use super::suggestions::{SuggestOptions, SuggestPlan};
-use crate::indexing::{Aggregation, AutoIndexField, IndexExplanation, IndexHandle, QueryExplanation, ALL_DOCS};
+use crate::indexing::{
+    array_content_path, group_by_array_content, Aggregation, AutoIndexField, IndexExplanation, IndexHandle, QueryExplanation, ALL_DOCS,
+};
 use crate::{Database, EngineError};
 
 pub(crate) enum Source {
@@ -72,6 +75,8 @@ pub(crate) struct Plan {
     /// `include counters(path, ...)`: counters of the documents each result references at `path` (names
     /// empty: all of them).
     pub related_counter_includes: Vec<(String, Vec<String>)>,
+    /// `filter ...`: evaluated on each selected document before paging.
+    pub document_filter: Option<DocumentFilter>,
 }
 
 impl Plan {
@@ -641,8 +646,15 @@ fn reject_unsupported(query: &Query, text: &str, for_operation: bool) -> Result<
     if let Some(f) = query.declared_functions.first().filter(|_| !js_projection) {
         return Err(unsupported("'declare function' without a JavaScript projection", text, f.span));
     }
-    if let Some(f) = &query.filter {
-        return Err(unsupported("'filter'", text, f.span()));
+    if let (Some(f), Some(_)) = (&query.filter, query.group_by.first()) {
+        return Err(invalid(format!(
+            "'filter' cannot be used in a group by query; filter the groups with 'where' (at position {}: '{}')",
+            f.span().start,
+            f.span().text(text)
+        )));
+    }
+    if let (None, Some(limit)) = (&query.filter, &query.filter_limit) {
+        return Err(invalid(format!("'filter_limit' needs a 'filter' clause (at position {})", limit.span.start)));
     }
     if let Some(u) = &query.update {
         return Err(unsupported("'update' in a query (use the patch-by-query endpoint)", text, u.span));
@@ -671,8 +683,10 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
     let distinct = query.select.as_ref().is_some_and(|s| s.distinct);
     let random = random_seed(&query, &t)?;
     let loads: Vec<LoadPlan> = query.load.iter().map(|l| LoadPlan { path: t.path(&l.path), alias: l.alias.name.clone() }).collect();
-    if !loads.is_empty() && !matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Fields(_) | Projection::Js(_))) {
-        return Err(invalid("'load' needs a 'select' that uses the loaded documents"));
+    let uses_loads =
+        query.filter.is_some() || matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Fields(_) | Projection::Js(_)));
+    if !loads.is_empty() && !uses_loads {
+        return Err(invalid("'load' needs a 'select' or a 'filter' that uses the loaded documents"));
     }
 
     let facets = match &query.select {
@@ -683,6 +697,7 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         Some(select) => plan_suggestions(&select.projection, &mut t)?,
         None => None,
     };
+    let document_filter = plan_document_filter(&query, &t, &loads, facets.is_some() || suggestions.is_some())?;
     let projection = match &query.select {
         _ if facets.is_some() || suggestions.is_some() => None,
         None => None,
@@ -834,7 +849,30 @@ pub(crate) fn plan(db: &Database, request: &QueryRequest) -> Result<Plan, Engine
         timings,
         counter_includes,
         related_counter_includes,
+        document_filter,
     })
+}
+
+/// `filter <expr> [filter_limit n]`: checked now, evaluated per document by the executor. Facets and
+/// suggestions are computed from the index alone, so they cannot see it.
+fn plan_document_filter(
+    query: &Query,
+    t: &Translator<'_>,
+    loads: &[LoadPlan],
+    facets_or_suggestions: bool,
+) -> Result<Option<DocumentFilter>, EngineError> {
+    let Some(expr) = &query.filter else { return Ok(None) };
+    if facets_or_suggestions {
+        return Err(invalid(format!(
+            "'filter' cannot be used with facets or suggestions (at position {}: '{}')",
+            expr.span().start,
+            expr.span().text(t.text)
+        )));
+    }
+    let limit = paging(query.filter_limit.as_ref(), t, "filter_limit")?;
+    let declared: Vec<String> = query.declared_functions.iter().map(|f| f.name.name.clone()).collect();
+    let loads = loads.iter().map(|l| (l.alias.clone(), l.path.clone())).collect();
+    DocumentFilter::new(expr.clone(), t.text, t.alias.clone(), loads, t.parameters.clone(), limit, &declared).map(Some)
 }
 
 /// Which automatic index a dynamic query uses and why (`queries?debug=explain`), found as [`plan`] finds it
@@ -973,6 +1011,11 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
     for item in &query.group_by {
         match &item.expr {
             Operand::Field(path) => group_by.push(strip(path)),
+            // `array(Lines[].Product)`: the whole array is one key value (RavenDB's ByContent).
+            Operand::Call(call) if call.is("array") => match call.args.as_slice() {
+                [Arg::Field(path)] => group_by.push(group_by_array_content(&strip(path))),
+                _ => return Err(invalid(format!("array() in group by takes one field path (at position {})", call.span.start))),
+            },
             _ => return Err(unsupported("This group by key", text, item.span)),
         }
     }
@@ -981,7 +1024,7 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
     match query.select.as_ref().map(|s| &s.projection) {
         None | Some(Projection::All) => {
             for g in &group_by {
-                selected.push((g.clone(), Ok(g.clone())));
+                selected.push((output_name(g), Ok(g.clone())));
             }
             selected.push(("Count".into(), Err(Aggregation::Count)));
         }
@@ -996,7 +1039,7 @@ fn reduce_needs(query: &Query, text: &str) -> Result<ReduceNeeds, EngineError> {
                     }
                     SelectExpr::Call(call) if call.is("key") && call.args.is_empty() => {
                         for g in &group_by {
-                            selected.push((alias.clone().unwrap_or_else(|| g.clone()), Ok(g.clone())));
+                            selected.push((alias.clone().unwrap_or_else(|| output_name(g)), Ok(g.clone())));
                         }
                     }
                     SelectExpr::Call(call) => {
@@ -1045,9 +1088,11 @@ fn plan_group_by(
     for (name, source) in selected {
         let (source, integer) = match source {
             Ok(path) => {
-                let position = definition.group_by.iter().position(|g| *g == path).ok_or_else(|| {
-                    invalid(format!("'{path}' is selected but is not a group by field; select group by fields or aggregations"))
-                })?;
+                // A selected path names an `array(path)` key too.
+                let position =
+                    definition.group_by.iter().position(|g| *g == path || array_content_path(g) == Some(&path)).ok_or_else(|| {
+                        invalid(format!("'{path}' is selected but is not a group by field; select group by fields or aggregations"))
+                    })?;
                 (OutputSource::Group(position), false)
             }
             Err(aggregation) => {
@@ -1083,7 +1128,13 @@ fn plan_group_by(
         timings: false,
         counter_includes: None,
         related_counter_includes: Vec::new(),
+        document_filter: None,
     })
+}
+
+/// The default name of a group by key in results: its path (the path inside `array(...)`).
+fn output_name(group_by: &str) -> String {
+    array_content_path(group_by).unwrap_or(group_by).to_owned()
 }
 
 fn visit_operands(expr: &Expr, visit: &mut impl FnMut(&Operand)) {

@@ -60,7 +60,10 @@ impl ReducePlan {
                 if let Some(out) = self.outputs.iter().find(|o| o.name.eq_ignore_ascii_case(&name)) {
                     return Ok(self.output_value(row, out));
                 }
-                if let Some(i) = self.definition().group_by.iter().position(|g| g.eq_ignore_ascii_case(&name)) {
+                let names_key = |g: &String| {
+                    g.eq_ignore_ascii_case(&name) || crate::indexing::array_content_path(g).is_some_and(|p| p.eq_ignore_ascii_case(&name))
+                };
+                if let Some(i) = self.definition().group_by.iter().position(names_key) {
                     return Ok(row.groups.get(i).cloned().unwrap_or(Value::Null));
                 }
                 Err(EngineError::InvalidQuery { message: format!("'{name}' is neither a group-by field nor a selected aggregation") })

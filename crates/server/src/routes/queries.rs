@@ -147,6 +147,9 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         result.total_results, result.total_results, result.skipped_results
     ));
     out.push_str(&Value::from(result.included_paths.clone()).to_string());
+    if let Some(scanned) = result.scanned_results {
+        out.push_str(&format!(",\"ScannedResults\":{scanned}"));
+    }
     out.push_str(",\"IndexName\":");
     push_json_string(&mut out, &result.index_name);
     out.push_str(",\"Results\":[");
