@@ -18,8 +18,9 @@ use crate::state::AppState;
 
 fn options(query: &QueryParams) -> ByQueryOptions {
     ByQueryOptions {
-        // RavenDB's default is to act on whatever the index has now.
-        allow_stale: query.get("allowStale").is_none_or(|v| !v.eq_ignore_ascii_case("false")),
+        // Absent means false, as in RavenDB (`GetBoolValueQueryString("allowStale") ?? false`): the operation
+        // waits for the index to catch up, so documents written just before it are included.
+        allow_stale: query.get("allowStale").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
         stale_timeout: query.get_non_empty("staleTimeout").and_then(parse_timespan),
         max_ops_per_sec: query.get_non_empty("maxOpsPerSec").and_then(|v| v.trim().parse().ok()),
         details: query.get_bool("details"),
