@@ -12,6 +12,7 @@ use corvid_rql::{Arg, Call, CompareOp, Expr, FieldPath, Operand, PathSegment, Va
 use corvid_storage::DocumentRecord;
 use serde_json::{Map, Value};
 
+use super::literal::literal_value;
 use crate::EngineError;
 
 /// Methods a filter may call, as RavenDB's JavaScript translation supports them.
@@ -256,16 +257,7 @@ impl Context<'_> {
     }
 
     fn literal(&self, kind: &ValueKind) -> Result<Value, EngineError> {
-        Ok(match kind {
-            ValueKind::String(s) => Value::from(s.clone()),
-            ValueKind::Long(n) => Value::from(*n),
-            ValueKind::Double(d) => Value::from(*d),
-            ValueKind::Bool(b) => Value::from(*b),
-            ValueKind::Null => Value::Null,
-            ValueKind::Parameter(p) => {
-                self.filter.parameters.get(p).cloned().ok_or_else(|| invalid(format!("Query parameter '{p}' was not provided")))?
-            }
-        })
+        literal_value(kind, &self.filter.parameters)
     }
 
     /// An operand's value; None when it names a missing field.

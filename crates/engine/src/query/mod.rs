@@ -4,6 +4,7 @@ mod document_filter;
 mod execute;
 mod facets;
 mod highlight;
+mod literal;
 mod planner;
 pub(crate) mod projection;
 mod reduce;

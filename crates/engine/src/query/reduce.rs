@@ -7,6 +7,7 @@ use std::sync::Arc;
 use corvid_rql::{Call, CompareOp, Expr, Operand, OrderingType, ValueKind};
 use serde_json::{Map, Value};
 
+use super::literal::literal_value;
 use crate::indexing::{Aggregation, AutoIndexDefinition, IndexHandle};
 use crate::EngineError;
 
@@ -81,18 +82,7 @@ impl ReducePlan {
     }
 
     fn literal(&self, kind: &ValueKind) -> Result<Value, EngineError> {
-        Ok(match kind {
-            ValueKind::String(s) => Value::from(s.clone()),
-            ValueKind::Long(n) => Value::from(*n),
-            ValueKind::Double(d) => Value::from(*d),
-            ValueKind::Bool(b) => Value::from(*b),
-            ValueKind::Null => Value::Null,
-            ValueKind::Parameter(p) => self
-                .parameters
-                .get(p)
-                .cloned()
-                .ok_or_else(|| EngineError::InvalidQuery { message: format!("Query parameter '{p}' was not provided") })?,
-        })
+        literal_value(kind, &self.parameters)
     }
 
     fn output_value(&self, row: &Row, out: &OutputField) -> Value {
