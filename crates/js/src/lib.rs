@@ -1,6 +1,7 @@
 //! Corvid's JavaScript sandbox on QuickJS (rquickjs): compile once, run with a CPU-time limit per call and a
-//! memory limit per sandbox; a call can also be cancelled from another thread (its client went away). A script that loops forever or allocates without bound fails with a clear
-//! error and leaves the sandbox usable. Values cross the boundary as JSON text.
+//! memory limit per sandbox; a call can also be cancelled from another thread (its client went away). A
+//! script that loops forever or allocates without bound fails with a clear error and leaves the sandbox
+//! usable. Values cross the boundary as JSON text.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::EngineError;
+use corvid_engine::{EngineError, OperationFailure};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -80,6 +80,12 @@ pub struct ErrorBody {
 }
 
 impl ApiError {
+    /// How an operation that ended with this error reports it at `/operations/state`.
+    pub fn operation_failure(&self) -> OperationFailure {
+        let (status, type_name) = self.status_and_type();
+        OperationFailure { type_name: type_name.to_owned(), message: self.to_string(), status_code: status.as_u16() }
+    }
+
     pub fn status_and_type(&self) -> (StatusCode, &'static str) {
         match self {
             ApiError::DatabaseDoesNotExist(_) => {

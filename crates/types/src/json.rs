@@ -48,18 +48,9 @@ pub fn check_value(value: &Value, limit: usize) -> Result<(), JsonLimitError> {
     fn walk(value: &Value, depth: usize, limit: usize) -> Result<(), JsonLimitError> {
         match value {
             Value::Number(n) => check_number_text(n.as_str()),
-            Value::Array(items) => {
-                if depth + 1 > limit {
-                    return Err(JsonLimitError::TooDeep { limit });
-                }
-                items.iter().try_for_each(|v| walk(v, depth + 1, limit))
-            }
-            Value::Object(fields) => {
-                if depth + 1 > limit {
-                    return Err(JsonLimitError::TooDeep { limit });
-                }
-                fields.values().try_for_each(|v| walk(v, depth + 1, limit))
-            }
+            Value::Array(_) | Value::Object(_) if depth + 1 > limit => Err(JsonLimitError::TooDeep { limit }),
+            Value::Array(items) => items.iter().try_for_each(|v| walk(v, depth + 1, limit)),
+            Value::Object(fields) => fields.values().try_for_each(|v| walk(v, depth + 1, limit)),
             Value::Null | Value::Bool(_) | Value::String(_) => Ok(()),
         }
     }
@@ -138,15 +129,6 @@ fn abbreviate(text: &str) -> String {
 /// already bounded (stored documents, definitions), or after `check_text` on a client's request.
 pub fn parse<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, serde_json::Error> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    deserializer.disable_recursion_limit();
-    let value = T::deserialize(&mut deserializer)?;
-    deserializer.end()?;
-    Ok(value)
-}
-
-/// `parse` of bytes.
-pub fn parse_slice<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, serde_json::Error> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     deserializer.disable_recursion_limit();
     let value = T::deserialize(&mut deserializer)?;
     deserializer.end()?;

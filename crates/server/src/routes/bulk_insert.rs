@@ -8,7 +8,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::{BulkInsertOptions, OperationFailure};
+use corvid_engine::BulkInsertOptions;
 use serde_json::json;
 
 use crate::body::BodyReader;
@@ -63,8 +63,7 @@ pub async fn bulk_insert(
         }
         Err(e) => {
             let error = ApiError::from(e);
-            let (status, type_name) = error.status_and_type();
-            operation.fail(OperationFailure { type_name: type_name.to_owned(), message: error.to_string(), status_code: status.as_u16() });
+            operation.fail(error.operation_failure());
             Err(error)
         }
     }

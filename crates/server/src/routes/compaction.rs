@@ -7,7 +7,6 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use corvid_engine::OperationFailure;
 use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
 
@@ -41,10 +40,7 @@ pub async fn compact(State(state): State<AppState>, headers: HeaderMap, body: Bo
                     "IndexesResults": {}
                 }));
             }
-            Err(e) => {
-                let (status, type_name) = e.status_and_type();
-                operation.fail(OperationFailure { type_name: type_name.to_owned(), message: e.to_string(), status_code: status.as_u16() });
-            }
+            Err(e) => operation.fail(e.operation_failure()),
         }
     });
     spawned.map_err(|e| ApiError::Internal(format!("could not start the compaction: {e}")))?;
