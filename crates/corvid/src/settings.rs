@@ -32,6 +32,8 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --disk-reserve-bytes <n>          file kept per database so deletes work on  [4194304]
                                     a full disk (0: none)
   --log-requests <true|false>       one log line per request                   [true]
+  --http-response-compression <true|false>  compress responses (gzip, br,   [true]
+                                    zstd, deflate) when the client accepts it
   --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
   --max-concurrent-queries <n>      queries run at once; more wait in a queue  [64]
   --query-queue-timeout-ms <n>      a queued query gets 503 after this long    [30000]
@@ -63,6 +65,7 @@ const SETTING_NAMES: &[&str] = &[
     "map_size_bytes",
     "disk_reserve_bytes",
     "log_requests",
+    "http_response_compression",
     "max_json_depth",
     "max_concurrent_queries",
     "query_queue_timeout_ms",
@@ -106,6 +109,7 @@ struct FileSettings {
     map_size_bytes: Option<usize>,
     disk_reserve_bytes: Option<u64>,
     log_requests: Option<bool>,
+    http_response_compression: Option<bool>,
     max_json_depth: Option<usize>,
     max_concurrent_queries: Option<usize>,
     query_queue_timeout_ms: Option<u64>,
@@ -151,6 +155,7 @@ impl Settings {
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "disk_reserve_bytes" => c.database.store.disk_reserve_bytes = parse(name, value)?,
             "log_requests" => c.log_requests = parse_bool(name, value)?,
+            "http_response_compression" => c.response_compression = parse_bool(name, value)?,
             "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),
             "query_queue_timeout_ms" => c.query_queue_timeout = Duration::from_millis(parse(name, value)?),
             "max_json_depth" => {
@@ -192,6 +197,7 @@ impl Settings {
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("disk_reserve_bytes", file.disk_reserve_bytes.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
+            ("http_response_compression", file.http_response_compression.map(|v| v.to_string())),
             ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),
             ("max_concurrent_queries", file.max_concurrent_queries.map(|v| v.to_string())),
             ("query_queue_timeout_ms", file.query_queue_timeout_ms.map(|v| v.to_string())),
@@ -301,6 +307,7 @@ impl Settings {
             "RunInMemory" => self.run_in_memory = parse_bool(name, value).unwrap_or(true),
             "Embedded.ParentProcessId" | "Testing.ParentProcessId" => self.parent_pid = value.parse().ok(),
             "Logs.Mode" if value.eq_ignore_ascii_case("none") => self.config.log_requests = false,
+            "Http.UseResponseCompression" => self.config.response_compression = parse_bool(name, value).unwrap_or(true),
             _ => self.ignored.push(format!("--{name}={value}")),
         }
     }
@@ -347,9 +354,11 @@ mod tests {
                 "--Setup.Mode=None",
                 "--Embedded.ParentProcessId=42",
                 "--Logs.Mode=None",
+                "--Http.UseResponseCompression=false",
             ],
             &[],
         );
+        assert!(!s.config.response_compression);
         assert!(s.run_in_memory);
         assert_eq!(s.config.url, "http://127.0.0.1:0");
         assert_eq!(s.config.data_dir, PathBuf::from("/x"));

@@ -37,6 +37,8 @@ pub struct ServerConfig {
     pub query_queue_timeout: Duration,
     /// Log only requests that took at least this long (zero: every request).
     pub log_requests_slower_than: Duration,
+    /// Compress responses when the client accepts it (RavenDB's `Http.UseResponseCompression`).
+    pub response_compression: bool,
     pub database: DatabaseOptions,
     /// Testing aid: databases whose name starts with the prefix take this long to open, to exercise the
     /// "still loading" path. Off by default.
@@ -89,6 +91,7 @@ impl Default for ServerConfig {
             max_concurrent_queries: 64,
             query_queue_timeout: Duration::from_secs(30),
             log_requests_slower_than: Duration::ZERO,
+            response_compression: true,
             database: DatabaseOptions::default(),
             slow_open: None,
         }

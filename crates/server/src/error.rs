@@ -34,6 +34,9 @@ pub enum ApiError {
     InvalidEncoding(String),
     #[error("Invalid JSON in the request body: {0}")]
     InvalidJson(String),
+    /// A request body in a content coding the server cannot decode.
+    #[error("{0}")]
+    UnsupportedContentEncoding(String),
     #[error("The request body is larger than the limit of {limit} bytes")]
     BodyTooLarge { limit: usize },
     #[error("Server too busy: {0}")]
@@ -112,6 +115,7 @@ impl ApiError {
             }
             ApiError::AttachmentNotFound => (StatusCode::NOT_FOUND, ""),
             ApiError::RouteNotFound { .. } => (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.RouteNotFoundException"),
+            ApiError::UnsupportedContentEncoding(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "Raven.Client.Exceptions.BadRequestException"),
             ApiError::BodyTooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "Raven.Client.Exceptions.RequestTooLargeException"),
             ApiError::ServerTooBusy(_) => (StatusCode::SERVICE_UNAVAILABLE, "Raven.Client.Exceptions.ServerTooBusyException"),
             ApiError::IndexDoesNotExist(_) => {

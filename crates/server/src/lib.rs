@@ -2,6 +2,7 @@
 //! JSON, the request log and limits, and the landlord that opens databases on demand.
 
 mod body;
+mod compression;
 mod config;
 mod connections;
 mod error;

@@ -1,12 +1,12 @@
-//! `POST /databases/{db}/bulk_insert?id={operationId}`: a streamed (optionally gzip-compressed) JSON array
+//! `POST /databases/{db}/bulk_insert?id={operationId}`: a streamed (optionally compressed) JSON array
 //! of commands, parsed on a blocking thread as it arrives. Answers 201 with an empty body, as the clients
 //! expect; a failure is answered as an error and recorded as the operation's fault.
 
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 
 use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use corvid_engine::BulkInsertOptions;
 use serde_json::json;
@@ -22,7 +22,6 @@ const READ_BUFFER: usize = 256 * 1024;
 pub async fn bulk_insert(
     State(state): State<AppState>,
     Path(db): Path<String>,
-    headers: HeaderMap,
     RawQuery(raw): RawQuery,
     body: Body,
 ) -> ApiResult<Response> {
@@ -31,22 +30,13 @@ pub async fn bulk_insert(
         skip_overwrite_if_unchanged: query.get_bool("skipOverwriteIfUnchanged"),
         max_attachment_bytes: Some(state.config.max_attachment_bytes),
     };
-    let encoding = crate::request_headers::text(&headers, "content-encoding")?.unwrap_or("").trim().to_ascii_lowercase();
-    let gzip = match encoding.as_str() {
-        "" | "identity" => false,
-        "gzip" => true,
-        other => return Err(ApiError::BadRequest(format!("Content-Encoding '{other}' is not supported for bulk insert (use gzip)"))),
-    };
     let database = state.landlord.database(&db).await?;
     let operation = database.operations().start(query.get_u64("id"), "BulkInsert", format!("Bulk insert into '{db}'"));
     let reader = BodyReader::spawn(body);
     let op = operation.clone();
     let outcome = blocking(move || {
-        let input: Box<dyn BufRead> = if gzip {
-            Box::new(BufReader::with_capacity(READ_BUFFER, flate2::read::MultiGzDecoder::new(reader)))
-        } else {
-            Box::new(BufReader::with_capacity(READ_BUFFER, reader))
-        };
+        // A compressed body arrives here decoded (crate::compression).
+        let input = BufReader::with_capacity(READ_BUFFER, reader);
         Ok(database.bulk_insert(input, options, &op))
     })
     .await?;

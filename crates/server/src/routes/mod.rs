@@ -127,7 +127,11 @@ pub fn router(state: AppState) -> Router {
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.
         .method_not_allowed_fallback(fallback)
+        // Innermost first: handlers see decompressed bodies with a checked coding; the edge (limits, error
+        // JSON, request log) sees the request as it arrived; responses are compressed last.
+        .layer(axum::middleware::from_fn(crate::compression::decompress_request))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge))
+        .layer(crate::compression::response_compression(state.config.response_compression))
         .with_state(state.clone());
     let _ = state.router.set(router.clone());
     router

@@ -129,7 +129,10 @@ async fn stream(
         }
     });
     started_rx.await.map_err(|_| ApiError::Internal("the stream producer stopped".into()))??;
-    let chunks = futures_util::stream::unfold(receiver, |mut receiver| async move { receiver.recv().await.map(|chunk| (chunk, receiver)) });
+    // Fused: a compressing body polls once more after the end, which a bare `unfold` answers with a panic.
+    let chunks = futures_util::StreamExt::fuse(futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|chunk| (chunk, receiver))
+    }));
     let body = Body::from_stream(chunks);
     let mut response = Response::new(body);
     *response.status_mut() = StatusCode::OK;
