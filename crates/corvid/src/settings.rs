@@ -1,17 +1,21 @@
-//! Settings from (lowest to highest precedence) defaults, a TOML file, `CORVID_*` environment variables and
-//! command-line flags. RavenDB-style arguments from the official launchers are understood too.
+//! Settings from (lowest to highest precedence) defaults, RavenDB's `settings.json`, a TOML file, `RAVEN_*`
+//! then `CORVID_*` environment variables, and command-line arguments (Corvid's `--flags` and RavenDB's
+//! `--Key=value` alike, later ones winning). RavenDB's names are translated in `ravendb_settings`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use corvid_server::ServerConfig;
 use serde::Deserialize;
+
+use crate::ravendb_settings::{self, Translation};
 
 pub const USAGE: &str = "\
 usage: corvid serve [options]
 
 options (each also as CORVID_<NAME> environment variable, or a key in the TOML file):
   --url <http://host:port>          listen address; port 0 picks a free port   [http://127.0.0.1:8080]
+  --public-url <http://host:port>   the URL clients are told to use (topology)  [the listen address]
   --data-dir <path>                 where databases are stored                  [./corvid-data]
   --config <file.toml>              read settings from a TOML file (CORVID_CONFIG)
   --run-in-memory                   keep data in a temporary directory removed at exit
@@ -43,13 +47,17 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
   --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
 
-RavenDB-style arguments (--ServerUrl=, --DataDir=, --RunInMemory=true, ..., also as --Key value) and
-RavenDB's JSON settings file (--config-path settings.json) are accepted; settings Corvid does not use are
-ignored with a log line.";
+RavenDB's conventions work too: --Key=value or --Key value arguments (--ServerUrl, --PublicServerUrl,
+--DataDir, --RunInMemory, --Logs.Mode, --Logs.MinLevel, --Http.UseResponseCompression, ...), RAVEN_Key_Name
+environment variables (RAVEN_ServerUrl, RAVEN_Setup_Mode), and its settings.json (--config-path <file>, else
+settings.json in the working directory, else beside the binary). Precedence, highest first: arguments,
+CORVID_* then RAVEN_* variables, the TOML file, settings.json, defaults. A RavenDB setting Corvid does not
+use is logged once; a bad value of a known one stops start-up.";
 
 /// Every setting name accepted from the environment (as `CORVID_<NAME>`) and as a flag.
 const SETTING_NAMES: &[&str] = &[
     "url",
+    "public_url",
     "data_dir",
     "run_in_memory",
     "max_concurrent_requests",
@@ -94,6 +102,7 @@ pub struct Settings {
 #[serde(deny_unknown_fields)]
 struct FileSettings {
     url: Option<String>,
+    public_url: Option<String>,
     data_dir: Option<PathBuf>,
     run_in_memory: Option<bool>,
     max_concurrent_requests: Option<usize>,
@@ -139,7 +148,8 @@ impl Settings {
     fn apply(&mut self, name: &str, value: &str) -> Result<(), String> {
         let c = &mut self.config;
         match name {
-            "url" => c.url = value.to_owned(),
+            "url" => c.url = http_url(name, value)?,
+            "public_url" => c.public_server_url = Some(http_url(name, value)?),
             "data_dir" => c.data_dir = PathBuf::from(value),
             "run_in_memory" => self.run_in_memory = parse_bool(name, value)?,
             "max_concurrent_requests" => c.max_concurrent_requests = parse::<usize>(name, value)?.max(1),
@@ -182,6 +192,7 @@ impl Settings {
         let file: FileSettings = toml::from_str(&text).map_err(|e| format!("config file {path}: {e}"))?;
         let pairs: Vec<(&str, Option<String>)> = vec![
             ("url", file.url),
+            ("public_url", file.public_url),
             ("data_dir", file.data_dir.map(|p| p.display().to_string())),
             ("run_in_memory", file.run_in_memory.map(|v| v.to_string())),
             ("max_concurrent_requests", file.max_concurrent_requests.map(|v| v.to_string())),
@@ -228,17 +239,28 @@ impl Settings {
     }
 
     fn from_sources(args: &[&str], env: &[(String, String)]) -> Result<Settings, String> {
+        Self::from_sources_with(args, env, &default_settings_files())
+    }
+
+    /// `settings_files` are where RavenDB's settings.json is looked for when `--config-path` does not say.
+    fn from_sources_with(args: &[&str], env: &[(String, String)], settings_files: &[PathBuf]) -> Result<Settings, String> {
         let mut settings = Settings::defaults();
-        // Settings files come first so environment and flags override them: RavenDB's JSON file
-        // (`--config-path`, its test drivers pass one), then our TOML file.
-        if let Some(path) = flag_value(args, "config-path") {
-            for (name, value) in crate::ravendb_settings::read_file(&path)? {
-                settings.apply_ravendb(&name, &value);
+        let settings_file = match flag_value(args, "config-path") {
+            Some(path) => Some(PathBuf::from(path)),
+            None => settings_files.iter().find(|p| p.is_file()).cloned(),
+        };
+        if let Some(path) = settings_file {
+            let source = format!("settings file {}", path.display());
+            for (name, value) in ravendb_settings::read_file(&path)? {
+                settings.apply_ravendb(&name, &value, &source)?;
             }
         }
         let config_env = env.iter().find(|(k, _)| k == "CORVID_CONFIG").map(|(_, v)| v.clone());
         if let Some(path) = flag_value(args, "config").or(config_env) {
             settings.apply_file(&path)?;
+        }
+        for (name, value) in ravendb_settings::from_environment(env) {
+            settings.apply_ravendb(&name, &value, &format!("environment variable RAVEN_{}", name.replace('.', "_")))?;
         }
         for (key, value) in env {
             if let Some(name) = key.strip_prefix("CORVID_") {
@@ -248,7 +270,7 @@ impl Settings {
                 }
                 if !SETTING_NAMES.contains(&name.as_str()) {
                     // Other tools use the prefix too (CORVID_BIN in our tests): note it, never refuse to start.
-                    settings.ignored.push(format!("{key} (not a Corvid setting)"));
+                    settings.ignore(key, "not a Corvid setting");
                     continue;
                 }
                 settings.apply(&name, value).map_err(|e| format!("{key}: {e}"))?;
@@ -277,7 +299,7 @@ impl Settings {
                         _ => "true".to_owned(),
                     },
                 };
-                settings.apply_ravendb(name, &value);
+                settings.apply_ravendb(name, &value, "argument")?;
                 continue;
             }
             let snake = name.replace('-', "_");
@@ -299,17 +321,53 @@ impl Settings {
         Ok(settings)
     }
 
-    /// The settings RavenDB's launchers pass (`--ServerUrl=...`); unknown ones are remembered to be logged.
-    fn apply_ravendb(&mut self, name: &str, value: &str) {
-        match name {
-            "ServerUrl" => self.config.url = value.to_owned(),
-            "DataDir" => self.config.data_dir = PathBuf::from(value),
-            "RunInMemory" => self.run_in_memory = parse_bool(name, value).unwrap_or(true),
-            "Embedded.ParentProcessId" | "Testing.ParentProcessId" => self.parent_pid = value.parse().ok(),
-            "Logs.Mode" if value.eq_ignore_ascii_case("none") => self.config.log_requests = false,
-            "Http.UseResponseCompression" => self.config.response_compression = parse_bool(name, value).unwrap_or(true),
-            _ => self.ignored.push(format!("--{name}={value}")),
+    /// Applies a setting given under RavenDB's name (from `source`, for the error message).
+    fn apply_ravendb(&mut self, name: &str, value: &str, source: &str) -> Result<(), String> {
+        match ravendb_settings::translate(name, value) {
+            Translation::Corvid(setting, value) => self.apply(setting, &value).map_err(|e| format!("{name} ({source}): {e}")),
+            Translation::ParentProcess(pid) => {
+                self.parent_pid = Some(parse(name, &pid).map_err(|e| format!("{name} ({source}): {e}"))?);
+                Ok(())
+            }
+            Translation::NoEffect(why) => {
+                self.ignore(name, why);
+                Ok(())
+            }
+            Translation::Refused(why) => Err(format!("{name} ({source}): {why}")),
+            Translation::Unknown => {
+                self.ignore(name, "not a setting Corvid knows");
+                Ok(())
+            }
         }
+    }
+
+    /// Remembers a setting that has no effect, to be logged once at start-up.
+    fn ignore(&mut self, name: &str, why: &str) {
+        let line = format!("{name} ({why})");
+        if !self.ignored.iter().any(|seen| seen.split(" (").next() == Some(name)) {
+            self.ignored.push(line);
+        }
+    }
+}
+
+/// Where RavenDB looks for settings.json without `--config-path`: the working directory, then beside the binary.
+fn default_settings_files() -> Vec<PathBuf> {
+    let mut files = vec![PathBuf::from("settings.json")];
+    if let Some(dir) = std::env::current_exe().ok().as_deref().and_then(Path::parent) {
+        files.push(dir.join("settings.json"));
+    }
+    files
+}
+
+/// A URL Corvid can listen on or announce: plain HTTP (HTTPS is issue 21's).
+fn http_url(name: &str, value: &str) -> Result<String, String> {
+    let value = value.trim();
+    if value.starts_with("http://") {
+        Ok(value.to_owned())
+    } else if value.starts_with("https://") {
+        Err(format!("{name} '{value}': HTTPS is not supported yet; use an http:// URL"))
+    } else {
+        Err(format!("{name} '{value}' must be a URL starting with http://"))
     }
 }
 
@@ -329,7 +387,7 @@ mod tests {
 
     fn settings(args: &[&str], env: &[(&str, &str)]) -> Settings {
         let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        Settings::from_sources(args, &env).unwrap()
+        Settings::from_sources_with(args, &env, &[]).unwrap()
     }
 
     #[test]
@@ -364,7 +422,7 @@ mod tests {
         assert_eq!(s.config.data_dir, PathBuf::from("/x"));
         assert_eq!(s.parent_pid, Some(42));
         assert!(!s.config.log_requests);
-        assert_eq!(s.ignored, ["--Setup.Mode=None"]);
+        assert_eq!(s.ignored, ["Setup.Mode (Corvid has no setup wizard)"]);
     }
 
     #[test]
@@ -393,11 +451,66 @@ mod tests {
         assert_eq!(s.config.data_dir, PathBuf::from("/from-file"));
         assert!(!s.config.log_requests);
         assert_eq!(s.parent_pid, Some(77));
-        assert_eq!(s.ignored, ["--License.Eula.Accepted=true", "--Setup.Mode=None"]);
+        assert_eq!(s.ignored, ["License.Eula.Accepted (Corvid needs no license)", "Setup.Mode (Corvid has no setup wizard)"]);
         let s = settings(&[&format!("--config-path={path}"), "--RunInMemory"], &[]);
         assert_eq!(s.config.url, "http://127.0.0.1:7");
         assert!(s.run_in_memory);
         assert!(Settings::from_sources(&["--config-path", "/no/such/settings.json"], &[]).is_err());
+    }
+
+    #[test]
+    fn ravendb_conventions_and_their_precedence() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("settings.json");
+        std::fs::write(&json, r#"{"ServerUrl": "http://127.0.0.1:1", "DataDir": "/json", "PublicServerUrl": "http://json:1", "Logs": {"MinLevel": "Warning"}, "Indexing.MapBatchSize": 5}"#).unwrap();
+        let toml = dir.path().join("c.toml");
+        std::fs::write(&toml, "url = \"http://127.0.0.1:2\"\ndata_dir = \"/toml\"\n").unwrap();
+        let env = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<Vec<_>>();
+        let missing = dir.path().join("none.json");
+        let files = [missing, json.clone()];
+
+        // settings.json found in the second place looked at, nothing else given.
+        let s = Settings::from_sources_with(&[], &[], &files).unwrap();
+        assert_eq!((s.config.url.as_str(), s.config.data_dir.to_str().unwrap()), ("http://127.0.0.1:1", "/json"));
+        assert_eq!(s.config.public_server_url.as_deref(), Some("http://json:1"));
+        assert_eq!(s.log_filter, "warn");
+        assert_eq!(s.ignored, ["Indexing.MapBatchSize (not a setting Corvid knows)"]);
+
+        // TOML over settings.json, RAVEN_ over TOML, CORVID_ over RAVEN_, arguments over everything.
+        let toml_arg = format!("--config={}", toml.display());
+        let s = Settings::from_sources_with(&[&toml_arg], &[], &files).unwrap();
+        assert_eq!(s.config.url, "http://127.0.0.1:2");
+        let raven = env(&[("RAVEN_ServerUrl", "http://0.0.0.0:3"), ("RAVEN_Logs_Mode", "None")]);
+        let s = Settings::from_sources_with(&[&toml_arg], &raven, &files).unwrap();
+        assert_eq!((s.config.url.as_str(), s.config.log_requests), ("http://0.0.0.0:3", false));
+        assert_eq!(s.config.data_dir, PathBuf::from("/toml"));
+        let both = env(&[("RAVEN_ServerUrl", "http://0.0.0.0:3"), ("CORVID_URL", "http://0.0.0.0:4")]);
+        let s = Settings::from_sources_with(&[&toml_arg], &both, &files).unwrap();
+        assert_eq!(s.config.url, "http://0.0.0.0:4");
+        let s = Settings::from_sources_with(&[&toml_arg, "--ServerUrl", "http://0.0.0.0:5"], &both, &files).unwrap();
+        assert_eq!(s.config.url, "http://0.0.0.0:5");
+
+        // --config-path wins over the places looked at by default.
+        let other = dir.path().join("other.json");
+        std::fs::write(&other, r#"{"DataDir": "/other"}"#).unwrap();
+        let s = Settings::from_sources_with(&["--config-path", other.to_str().unwrap()], &[], &files).unwrap();
+        assert_eq!(s.config.data_dir, PathBuf::from("/other"));
+    }
+
+    #[test]
+    fn a_bad_value_of_a_known_ravendb_setting_stops_start_up_naming_it() {
+        let env = |k: &str, v: &str| vec![(k.to_owned(), v.to_owned())];
+        let e = Settings::from_sources_with(&[], &env("RAVEN_RunInMemory", "maybe"), &[]).err().unwrap();
+        assert!(e.contains("RunInMemory") && e.contains("RAVEN_RunInMemory"), "{e}");
+        let e = Settings::from_sources_with(&["--ServerUrl=https://0.0.0.0:443"], &[], &[]).err().unwrap();
+        assert!(e.contains("ServerUrl") && e.contains("HTTPS"), "{e}");
+        let e = Settings::from_sources_with(&["--Security.Certificate.Path=/c.pfx"], &[], &[]).err().unwrap();
+        assert!(e.contains("Security.Certificate.Path"), "{e}");
+        let e = Settings::from_sources_with(&["--Testing.ParentProcessId=abc"], &[], &[]).err().unwrap();
+        assert!(e.contains("Testing.ParentProcessId"), "{e}");
+        // An unknown setting is noted once, however often it is given.
+        let s = Settings::from_sources_with(&["--Foo.Bar=1", "--Foo.Bar=2"], &env("RAVEN_Foo_Bar", "3"), &[]).unwrap();
+        assert_eq!(s.ignored, ["Foo.Bar (not a setting Corvid knows)"]);
     }
 
     #[test]

@@ -11,6 +11,9 @@ use corvid_engine::DatabaseOptions;
 pub struct ServerConfig {
     /// `http://host:port` to listen on; port 0 picks a free port.
     pub url: String,
+    /// The URL clients are told to use (topology, `Server available on:`) when it is not the listen
+    /// address, e.g. behind a proxy or inside a container (RavenDB's `PublicServerUrl`).
+    pub public_server_url: Option<String>,
     pub data_dir: PathBuf,
     /// Requests served at once; more are answered 503 "server too busy" at once instead of queueing.
     pub max_concurrent_requests: usize,
@@ -78,6 +81,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             url: "http://127.0.0.1:8080".into(),
+            public_server_url: None,
             data_dir: PathBuf::from("corvid-data"),
             max_concurrent_requests: 1024,
             max_body_bytes: 64 << 20,
@@ -109,8 +113,11 @@ impl ServerConfig {
         host_port.parse().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("server URL '{}': {e}", self.url)))
     }
 
-    /// The URL clients use: the configured host with the port actually bound.
+    /// The URL clients use: `public_server_url` when set, else the configured host with the port actually bound.
     pub fn public_url(&self, bound: SocketAddr) -> String {
+        if let Some(url) = &self.public_server_url {
+            return url.trim_end_matches('/').to_owned();
+        }
         let host = self.url.strip_prefix("http://").unwrap_or(&self.url).trim_end_matches('/');
         let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
         let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };

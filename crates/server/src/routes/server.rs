@@ -20,8 +20,12 @@ pub async fn build_version() -> Response {
     )
 }
 
-/// The URL the client reached us by, so it keeps talking to the same address.
+/// The configured public URL (`PublicServerUrl`), else the URL the client reached us by, so it keeps talking
+/// to the same address.
 fn node_url(state: &AppState, headers: &HeaderMap) -> ApiResult<String> {
+    if state.config.public_server_url.is_some() {
+        return Ok(state.public_url.clone());
+    }
     Ok(match crate::request_headers::text(headers, "host")? {
         Some(host) if !host.is_empty() => format!("http://{host}"),
         _ => state.public_url.clone(),
