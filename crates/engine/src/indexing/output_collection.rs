@@ -65,7 +65,7 @@ impl ReduceOutput {
 
     /// The id of a reduce key's first output document.
     pub fn document_id(&self, reduce_key: &str) -> String {
-        format!("{}{}", self.prefix, crate::reads::VersionHasher::of(reduce_key))
+        format!("{}{}", self.prefix, crate::version_hasher::VersionHasher::of(reduce_key))
     }
 
     /// Writes the documents of changed reduce keys and deletes those of vanished keys, in one merged

@@ -220,7 +220,7 @@ fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
 
 fn directory_name(name: &str) -> String {
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).take(80).collect();
-    format!("{safe}-{:08x}", crate::reads::VersionHasher::of(name) as u32)
+    format!("{safe}-{:08x}", crate::version_hasher::VersionHasher::of(name) as u32)
 }
 
 impl IndexRegistry {
