@@ -5,6 +5,7 @@ mod control;
 mod definition;
 mod explain;
 mod failure;
+mod handle;
 mod js_map;
 mod output_collection;
 mod output_references;
@@ -17,6 +18,7 @@ pub use definition::{
     MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS,
 };
 pub use explain::{IndexExplanation, QueryExplanation};
+pub use handle::{IndexBackend, IndexHandle, IndexingError, REPLACEMENT_PREFIX};
 pub use output_collection::{output_collection_of, ReduceOutput};
-pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};
+pub use registry::{AutoIndexLifetimes, IndexRegistry};
 pub use static_index::{compile_definition, SourceLanguage, StaticIndex};

@@ -15,9 +15,9 @@ use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
 use super::definition::{Aggregation, AutoIndexDefinition};
+use super::handle::{IndexBackend, IndexHandle, IndexingError};
 use super::js_map::JsMapProgram;
 use super::output_collection::OutputChanges;
-use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
 use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
@@ -205,7 +205,26 @@ fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -
     serde_json::Value::Object(merged)
 }
 
-pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
+/// What a worker tells the owner of its index once the index has caught up. The registry implements it; the
+/// worker holds it weakly, so that a worker never keeps the registry of a closed database alive.
+pub(super) trait CatchUpListener: Send + Sync {
+    /// The index caught up for the first time since its worker started: the narrower automatic indexes it
+    /// covers can go.
+    fn caught_up(&self, index: &IndexHandle);
+
+    /// A side-by-side replacement caught up and is durable: it may take the place of the index of its name.
+    /// False when the swap must wait (the worker asks again the next time it has caught up).
+    fn ready_to_swap(&self, replacement: &IndexHandle) -> Result<bool, EngineError>;
+}
+
+/// The worker loop of one index, until the index is stopped.
+pub(super) fn run(
+    handle: &IndexHandle,
+    store: &Store,
+    merger: &TransactionMerger,
+    watch: &CommitWatch,
+    registry: &Weak<dyn CatchUpListener>,
+) {
     let mapper = loop {
         match Mapper::for_definition(&handle.definition) {
             Ok(mapper) => break mapper,
@@ -255,7 +274,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                 }
                 if !retired_narrower {
                     if let Some(registry) = registry.upgrade() {
-                        registry.retire_superseded(&handle.definition);
+                        registry.caught_up(handle);
                     }
                     retired_narrower = true;
                 }
@@ -265,7 +284,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                     // Durable before it answers queries in place of the index it replaces.
                     checkpoint(handle, true);
                     if let Some(registry) = registry.upgrade() {
-                        if let Err(e) = registry.promote(handle) {
+                        if let Err(e) = registry.ready_to_swap(handle) {
                             tracing::warn!(index = %handle.name(), error = %e, "could not swap the replacement in; retrying");
                         }
                     }
