@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::aggregation::Aggregation;
+use super::definition::AutoIndexDefinition;
+use super::field::AutoIndexField;
 use super::handle::IndexHandle;
 use super::registry::IndexRegistry;
 

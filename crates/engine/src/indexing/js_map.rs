@@ -5,7 +5,7 @@
 use corvid_js::{Host, JsError, Limits, Sandbox};
 use serde_json::{Map, Value};
 
-use super::definition::ALL_DOCS;
+use super::all_docs::is_all_docs;
 
 /// RavenDB's helpers for JavaScript indexes. `map()` only records the map; `load()` goes to the host.
 const INDEX_PRELUDE: &str = r#"
@@ -43,6 +43,7 @@ function __corvid_map(doc, i) {
 }
 "#;
 
+/// The compiled maps (and reduce) of a JavaScript index, ready to map documents.
 pub struct JsMapProgram {
     sandbox: Sandbox,
     collections: Vec<String>,
@@ -160,7 +161,7 @@ impl JsMapProgram {
         if collections.is_empty() {
             return Err("no map(...) call found in the maps".into());
         }
-        let collections = if collections.iter().any(|c| c.eq_ignore_ascii_case(ALL_DOCS)) { Vec::new() } else { collections };
+        let collections = if collections.iter().any(|c| is_all_docs(c)) { Vec::new() } else { collections };
         let mut field_names = Vec::new();
         for map in maps {
             for name in dynamic_field_names(map) {
@@ -184,6 +185,7 @@ impl JsMapProgram {
         &self.collections
     }
 
+    /// Fields the maps and reduce can produce (their object-literal keys and literal dynamic field names).
     pub fn field_names(&self) -> &[String] {
         &self.field_names
     }
@@ -233,7 +235,7 @@ impl JsMapProgram {
                 .map_err(|e| e.to_string())?;
         let mut entries = Vec::new();
         for (i, c) in collections.iter().enumerate() {
-            if !(c.eq_ignore_ascii_case(collection) || c.eq_ignore_ascii_case(ALL_DOCS)) {
+            if !(c.eq_ignore_ascii_case(collection) || is_all_docs(c)) {
                 continue;
             }
             let index = i.to_string();

@@ -9,8 +9,10 @@ use std::time::Duration;
 use corvid_storage::{Store, TransactionMerger};
 use parking_lot::{Mutex, RwLock};
 
+use super::aggregation::Aggregation;
 use super::control::{IndexControl, CONTROL_FILE};
-use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
+use super::definition::AutoIndexDefinition;
+use super::field::AutoIndexField;
 use super::handle::{IndexHandle, REPLACEMENT_PREFIX};
 use super::worker::{self, CatchUpListener};
 use crate::commit_watch::CommitWatch;

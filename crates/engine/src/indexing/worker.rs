@@ -8,17 +8,16 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, MappedDocument};
-use corvid_js::Host;
 use corvid_storage::MapOutput;
 use corvid_storage::{DocumentEntries, MapReduceStore, ReadTxn, ReferenceStore};
 use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
-use super::definition::{Aggregation, AutoIndexDefinition};
+use super::aggregation::{array_content_path, Aggregation};
+use super::definition::AutoIndexDefinition;
 use super::handle::{IndexBackend, IndexHandle, IndexingError};
-use super::js_map::JsMapProgram;
+use super::mapper::{Mapper, SnapshotHost};
 use super::output_collection::OutputChanges;
-use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
 use crate::EngineError;
@@ -41,149 +40,9 @@ const REDUCE_BATCH_PAUSE: Duration = Duration::from_millis(40);
 /// Document bytes read into one batch at most: a batch of large documents ends early rather than holding
 /// gigabytes in memory.
 const BATCH_BYTES: usize = 128 << 20;
-/// Index entries one document may produce over all the maps of a static index (each C# map is also held
-/// to it by its own budget, which stops it while it evaluates).
-const MAX_OUTPUTS_PER_DOCUMENT: usize = corvid_linq::DEFAULT_MAX_OUTPUTS;
 /// After a failed batch the worker waits 1 s, then twice as long after each further failure, up to this: a
 /// full disk is retried without spinning and picked up again within seconds once space returns.
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
-
-/// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
-/// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
-enum Mapper {
-    Paths,
-    JavaScript(JsMapProgram),
-    CSharp(Box<corvid_linq::LinqIndex>),
-}
-
-type Entry = serde_json::Map<String, serde_json::Value>;
-
-/// A C# map entry as index fields: created fields by their names, spatial fields as points (or WKT).
-fn linq_entry(entry: corvid_linq::IndexEntry) -> Entry {
-    let mut fields = entry.fields;
-    for created in entry.created {
-        fields.insert(created.name, created.value);
-    }
-    for (name, value) in entry.spatial {
-        let value = match value {
-            corvid_linq::SpatialValue::Point { lat, lng } => serde_json::json!({"Latitude": lat, "Longitude": lng}),
-            corvid_linq::SpatialValue::Wkt(wkt) => wkt,
-        };
-        fields.insert(name, value);
-    }
-    fields
-}
-
-impl Mapper {
-    fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, String> {
-        match &definition.static_index {
-            None => Ok(Mapper::Paths),
-            Some(s) if s.language == SourceLanguage::CSharp => Ok(Mapper::CSharp(Box::new(compile_linq(&s.maps, s.reduce.as_deref())?))),
-            Some(s) => {
-                let sources = s.definition.get("AdditionalSources").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
-                Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, s.reduce.as_deref(), &sources)?))
-            }
-        }
-    }
-
-    /// The entries of one document (static indexes).
-    fn map_document(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
-        let entries = self.map_unchecked(record, host)?;
-        if entries.len() > MAX_OUTPUTS_PER_DOCUMENT {
-            return Err(format!(
-                "The maps produced {} index entries for this document, over the limit of {MAX_OUTPUTS_PER_DOCUMENT}",
-                entries.len()
-            ));
-        }
-        Ok(entries)
-    }
-
-    fn map_unchecked(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
-        match self {
-            Mapper::Paths => Err("automatic indexes are mapped by path".into()),
-            Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
-            Mapper::CSharp(program) => {
-                let body: serde_json::Value = corvid_types::json::parse(&record.body).map_err(|e| e.to_string())?;
-                let metadata = if program.reads_metadata() {
-                    let mut wire: serde_json::Value = corvid_types::json::parse(&record.to_json_string(true)).map_err(|e| e.to_string())?;
-                    wire.get_mut("@metadata").map(serde_json::Value::take).unwrap_or(serde_json::Value::Null)
-                } else {
-                    serde_json::Value::Null
-                };
-                let maps = program.map_count();
-                let mut body = Some(body);
-                let mut entries = Vec::new();
-                for map_no in 0..maps {
-                    // The last map takes the document itself, the others a copy.
-                    let doc = if map_no + 1 == maps { body.take() } else { body.clone() }.unwrap_or(serde_json::Value::Null);
-                    let mapped =
-                        program.map_owned(map_no, &record.id, &record.collection, doc, &metadata, host).map_err(|e| e.to_string())?;
-                    entries.extend(mapped.into_iter().map(linq_entry));
-                }
-                Ok(entries)
-            }
-        }
-    }
-
-    /// The reduce key of a map entry (JSON text), as canonical JSON text.
-    fn reduce_key(&self, entry: &str) -> Result<String, String> {
-        match self {
-            Mapper::JavaScript(program) => program.reduce_key(entry),
-            Mapper::CSharp(program) => {
-                let value: serde_json::Value = corvid_types::json::parse(entry).map_err(|e| e.to_string())?;
-                Ok(program.group_key(&value).map_err(|e| e.to_string())?.to_string())
-            }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
-        }
-    }
-
-    /// Reduces the entries (JSON texts) of one key into results (JSON texts).
-    fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
-        match self {
-            Mapper::JavaScript(program) => program.reduce(key, entries),
-            Mapper::CSharp(program) => {
-                let values = entries
-                    .iter()
-                    .map(|e| corvid_types::json::parse(e))
-                    .collect::<Result<Vec<serde_json::Value>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let out = program.reduce(&values).map_err(|e| e.to_string())?;
-                Ok(out.into_iter().map(|v| v.to_string()).collect())
-            }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
-        }
-    }
-}
-
-/// Answers `load()` in index maps from the batch's snapshot.
-struct SnapshotHost<'a, 't> {
-    snapshot: &'a ReadTxn<'t>,
-    /// Keys loaded while mapping the current document (its references).
-    loaded: Vec<String>,
-}
-
-impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
-    fn load(&mut self, id: &str) -> Option<serde_json::Value> {
-        self.loaded.push(id_key(id));
-        let record = self.snapshot.document(&id_key(id)).ok()??;
-        corvid_types::json::parse(&record.to_json_string(false)).ok()
-    }
-}
-
-impl Host for SnapshotHost<'_, '_> {
-    fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
-        let arguments: Vec<serde_json::Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
-        match (op, arguments.first()) {
-            ("load", Some(serde_json::Value::String(id))) => {
-                self.loaded.push(id_key(id));
-                let record = self.snapshot.document(&id_key(id)).map_err(|e| e.to_string())?;
-                Ok(record.map(|r| r.to_json_string(false)).unwrap_or_else(|| "null".to_owned()))
-            }
-            ("load", _) => Ok("null".to_owned()),
-            (other, _) => Err(format!("{other}() is not available in index maps")),
-        }
-    }
-}
 
 /// Several entries of one document become one: each field holds every entry's values.
 fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -> serde_json::Value {
@@ -398,14 +257,14 @@ fn map_static(
     references: &mut Vec<(String, Vec<String>)>,
     emit: &mut dyn FnMut(Mapped) -> Result<(), EngineError>,
 ) -> Result<bool, EngineError> {
-    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
+    let mut host = SnapshotHost::new(snapshot);
     for record in records {
         if interrupted(handle) {
             return Ok(false);
         }
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         let mapped_entries = program.map_document(&record, &mut host);
-        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
+        references.push((id_key(&record.id), host.take_loaded()));
         match mapped_entries {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
@@ -436,7 +295,7 @@ fn map_for_reduce(
     deletes: Vec<String>,
     references: &mut Vec<(String, Vec<String>)>,
 ) -> Option<Vec<(String, Option<DocumentEntries>)>> {
-    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
+    let mut host = SnapshotHost::new(snapshot);
     // Deletes first, so a document deleted and written again in this batch keeps its new entries.
     let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
     for record in records {
@@ -453,7 +312,7 @@ fn map_for_reduce(
                 })
                 .collect::<Result<DocumentEntries, String>>()
         });
-        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
+        references.push((id_key(&record.id), host.take_loaded()));
         match keyed {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
@@ -496,8 +355,7 @@ fn parse_documents(
 /// and its count and sums.
 fn reduce_output(definition: &AutoIndexDefinition, body: &serde_json::Value) -> MapOutput {
     // `array(path)` keys hold the whole array at the path, as a plain path with `[]` does here.
-    let key: Vec<serde_json::Value> =
-        definition.group_by.iter().map(|g| value_at(body, super::definition::array_content_path(g).unwrap_or(g))).collect();
+    let key: Vec<serde_json::Value> = definition.group_by.iter().map(|g| value_at(body, array_content_path(g).unwrap_or(g))).collect();
     let mut values = vec![1.0];
     for aggregation in definition.sums() {
         if let Aggregation::Sum(path) = aggregation {
