@@ -2,19 +2,113 @@
 //! it (source language, collections, fields) and the checks made at definition time, so a definition that
 //! cannot work is refused with a clear error instead of failing in the background.
 
+use corvid_linq::LinqError;
 use serde_json::{Map, Value};
 
 use super::all_docs::ALL_DOCS;
 use super::definition::AutoIndexDefinition;
 use super::field::AutoIndexField;
-use super::js_map::JsMapProgram;
+use super::js_map::{JsMapCompileError, JsMapProgram};
 use super::linq_map::{compile_linq, linq_collections_and_fields, linq_spatial_fields};
 use super::output_collection::{output_collection_of, reference_pattern_of};
+use super::output_references::ReferencePatternError;
 use super::static_index::{SourceLanguage, StaticIndex};
 use crate::EngineError;
 
-fn invalid(name: &str, message: impl std::fmt::Display) -> EngineError {
-    EngineError::IndexCompilation { message: format!("Index '{name}': {message}") }
+/// Why an index definition sent by a client is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    /// The definition is not a JSON object.
+    #[error("Every index definition must be a JSON object")]
+    NotAnObject,
+    /// `Name` is missing or blank.
+    #[error("An index definition needs a non-empty 'Name'")]
+    NoName,
+    /// The definition of the index `name` cannot work.
+    #[error("Index '{name}': {problem}")]
+    Invalid {
+        /// The index's name as sent (trimmed).
+        name: String,
+        /// What is wrong with it.
+        problem: DefinitionProblem,
+    },
+}
+
+/// What is wrong with the definition of a named index.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionProblem {
+    /// A static index named like an automatic one.
+    #[error("names starting with 'Auto/' are reserved for automatic indexes")]
+    ReservedName,
+    /// `key` is a list with something other than strings in it.
+    #[error("every entry of '{key}' must be a string")]
+    EntryNotAString {
+        /// The definition's key (`Maps`).
+        key: &'static str,
+    },
+    /// `key` is not a list.
+    #[error("'{key}' must be a list of strings")]
+    NotAList {
+        /// The definition's key (`Maps`).
+        key: &'static str,
+    },
+    /// `Maps` is missing, empty or holds only blank maps.
+    #[error("the definition has no map ('Maps' is empty)")]
+    NoMap,
+    /// Some maps are JavaScript, others C#.
+    #[error("maps mix JavaScript and C#; use one language per index")]
+    MixedLanguages,
+    /// The JavaScript maps or reduce do not compile.
+    #[error(transparent)]
+    JavaScript(#[from] JsMapCompileError),
+    /// The C# maps or reduce do not compile (the error names the construct and its line:column).
+    #[error(transparent)]
+    CSharp(#[from] LinqError),
+    /// `OutputReduceToCollection` on an index without a reduce.
+    #[error("OutputReduceToCollection is only for map-reduce indexes (the definition has no 'Reduce')")]
+    OutputWithoutReduce,
+    /// The output collection of an index that reads every collection would be indexed by it.
+    #[error("it reads every collection, so it cannot output reduce results to collection '{output}' (an infinite indexing loop)")]
+    OutputOfEveryCollection {
+        /// The output (or reference) collection.
+        output: String,
+    },
+    /// The output collection is one the index reads.
+    #[error("it cannot output reduce results to collection '{output}', which it indexes (an infinite indexing loop)")]
+    OutputIntoIndexed {
+        /// The output (or reference) collection.
+        output: String,
+    },
+    /// The output collection is one the maps load documents from.
+    #[error("it cannot output reduce results to collection '{output}', which it loads documents from (an infinite indexing loop)")]
+    OutputIntoLoaded {
+        /// The output (or reference) collection.
+        output: String,
+    },
+    /// `PatternForOutputReduceToCollectionReferences` cannot be used.
+    #[error("PatternForOutputReduceToCollectionReferences {0}")]
+    ReferencePattern(#[from] ReferencePatternError),
+    /// `Fields[field].Analyzer` names an analyzer this server does not have.
+    #[error(
+        "field '{field}' uses analyzer '{analyzer}', which this server does not have (StandardAnalyzer, StopAnalyzer, \
+         SimpleAnalyzer, WhitespaceAnalyzer, LowerCaseWhitespaceAnalyzer, KeywordAnalyzer, LowerCaseKeywordAnalyzer)"
+    )]
+    UnknownAnalyzer {
+        /// The field whose options name it.
+        field: String,
+        /// The analyzer as named.
+        analyzer: String,
+    },
+}
+
+impl From<DefinitionError> for EngineError {
+    /// A definition without a name is a bad request; a named one that cannot work fails to compile.
+    fn from(e: DefinitionError) -> Self {
+        match e {
+            DefinitionError::NotAnObject | DefinitionError::NoName => EngineError::BadRequest(e.to_string()),
+            DefinitionError::Invalid { .. } => EngineError::IndexCompilation { message: e.to_string() },
+        }
+    }
 }
 
 /// JavaScript maps start with `map(`; everything else is C# LINQ (`from doc in docs...`, `docs.X.Select(...)`).
@@ -33,14 +127,13 @@ fn language_of(map: &str) -> SourceLanguage {
     }
 }
 
-fn string_list(value: Option<&Value>, what: &str, name: &str) -> Result<Vec<String>, EngineError> {
+fn string_list(value: Option<&Value>, key: &'static str) -> Result<Vec<String>, DefinitionProblem> {
     match value {
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| v.as_str().map(str::to_owned).ok_or_else(|| invalid(name, format!("every entry of '{what}' must be a string"))))
-            .collect(),
+        Some(Value::Array(items)) => {
+            items.iter().map(|v| v.as_str().map(str::to_owned).ok_or(DefinitionProblem::EntryNotAString { key })).collect()
+        }
         None | Some(Value::Null) => Ok(Vec::new()),
-        Some(_) => Err(invalid(name, format!("'{what}' must be a list of strings"))),
+        Some(_) => Err(DefinitionProblem::NotAList { key }),
     }
 }
 
@@ -56,21 +149,15 @@ fn spatial_options(json: &Value) -> corvid_index::SpatialOptions {
 
 /// An index may not write its results into a collection it reads or loads from: every output would
 /// re-index the index itself, without end.
-fn check_output_collection(name: &str, output: &str, map_reduce: bool, collections: &[String], maps: &[String]) -> Result<(), EngineError> {
+fn check_output_collection(output: &str, map_reduce: bool, collections: &[String], maps: &[String]) -> Result<(), DefinitionProblem> {
     if !map_reduce {
-        return Err(invalid(name, "OutputReduceToCollection is only for map-reduce indexes (the definition has no 'Reduce')"));
+        return Err(DefinitionProblem::OutputWithoutReduce);
     }
     if collections.is_empty() {
-        return Err(invalid(
-            name,
-            format!("it reads every collection, so it cannot output reduce results to collection '{output}' (an infinite indexing loop)"),
-        ));
+        return Err(DefinitionProblem::OutputOfEveryCollection { output: output.to_owned() });
     }
     if collections.iter().any(|c| c.eq_ignore_ascii_case(output)) {
-        return Err(invalid(
-            name,
-            format!("it cannot output reduce results to collection '{output}', which it indexes (an infinite indexing loop)"),
-        ));
+        return Err(DefinitionProblem::OutputIntoIndexed { output: output.to_owned() });
     }
     let quoted = [format!("'{output}'"), format!("\"{output}\"")];
     let loads = maps.iter().any(|m| {
@@ -78,55 +165,56 @@ fn check_output_collection(name: &str, output: &str, map_reduce: bool, collectio
         (lower.contains("load(") || lower.contains("loaddocument")) && quoted.iter().any(|q| m.contains(q.as_str()))
     });
     if loads {
-        return Err(invalid(
-            name,
-            format!("it cannot output reduce results to collection '{output}', which it loads documents from (an infinite indexing loop)"),
-        ));
+        return Err(DefinitionProblem::OutputIntoLoaded { output: output.to_owned() });
     }
     Ok(())
 }
 
 /// Validates a client's IndexDefinition and compiles it; returns the definition the registry runs.
-pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineError> {
+pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, DefinitionError> {
     let Value::Object(object) = raw else {
-        return Err(EngineError::bad_request("Every index definition must be a JSON object"));
+        return Err(DefinitionError::NotAnObject);
     };
     let name = match object.get("Name") {
         Some(Value::String(n)) if !n.trim().is_empty() => n.trim().to_owned(),
-        _ => return Err(EngineError::bad_request("An index definition needs a non-empty 'Name'")),
+        _ => return Err(DefinitionError::NoName),
     };
+    compile_named(&name, object, raw).map_err(|problem| DefinitionError::Invalid { name, problem })
+}
+
+/// Compiles the definition of the index `name` (`object` is `raw`).
+fn compile_named(name: &str, object: &Map<String, Value>, raw: &Value) -> Result<AutoIndexDefinition, DefinitionProblem> {
     if name.to_ascii_lowercase().starts_with("auto/") {
-        return Err(invalid(&name, "names starting with 'Auto/' are reserved for automatic indexes"));
+        return Err(DefinitionProblem::ReservedName);
     }
-    let maps: Vec<String> = string_list(object.get("Maps"), "Maps", &name)?.into_iter().filter(|m| !m.trim().is_empty()).collect();
+    let maps: Vec<String> = string_list(object.get("Maps"), "Maps")?.into_iter().filter(|m| !m.trim().is_empty()).collect();
     if maps.is_empty() {
-        return Err(invalid(&name, "the definition has no map ('Maps' is empty)"));
+        return Err(DefinitionProblem::NoMap);
     }
     let reduce = object.get("Reduce").and_then(Value::as_str).filter(|r| !r.trim().is_empty()).map(str::to_owned);
     let languages: Vec<SourceLanguage> = maps.iter().map(|m| language_of(m)).collect();
     let language = languages[0];
     if languages.iter().any(|l| *l != language) {
-        return Err(invalid(&name, "maps mix JavaScript and C#; use one language per index"));
+        return Err(DefinitionProblem::MixedLanguages);
     }
     let spatial_fields;
     let (collections, mut field_names) = match language {
         SourceLanguage::JavaScript => {
             let sources = object.get("AdditionalSources").and_then(Value::as_object).cloned().unwrap_or_else(Map::new);
-            let program = JsMapProgram::compile(&maps, reduce.as_deref(), &sources).map_err(|e| invalid(&name, e))?;
+            let program = JsMapProgram::compile(&maps, reduce.as_deref(), &sources)?;
             spatial_fields = JsMapProgram::spatial_fields(&maps);
             (program.collections().to_vec(), program.field_names().to_vec())
         }
         SourceLanguage::CSharp => {
-            let program = compile_linq(&maps, reduce.as_deref()).map_err(|e| invalid(&name, e))?;
+            let program = compile_linq(&maps, reduce.as_deref())?;
             spatial_fields = linq_spatial_fields(&maps);
             linq_collections_and_fields(&program, &spatial_fields)
         }
     };
     if let Some(output) = output_collection_of(raw) {
-        check_output_collection(&name, &output, reduce.is_some(), &collections, &maps)?;
+        check_output_collection(&output, reduce.is_some(), &collections, &maps)?;
         if let Some(pattern) = reference_pattern_of(raw) {
-            let pattern = pattern.map_err(|e| invalid(&name, format!("PatternForOutputReduceToCollectionReferences {e}")))?;
-            check_output_collection(&name, &pattern.collection, true, &collections, &maps)?;
+            check_output_collection(&pattern?.collection, true, &collections, &maps)?;
         }
     }
     let options = object.get("Fields").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -138,13 +226,7 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
     for (field, option) in &options {
         if let Some(analyzer) = option.get("Analyzer").and_then(Value::as_str) {
             if corvid_index::Analyzer::from_name(analyzer).is_none() {
-                return Err(invalid(
-                    &name,
-                    format!(
-                        "field '{field}' uses analyzer '{analyzer}', which this server does not have (StandardAnalyzer, StopAnalyzer, \
-                         SimpleAnalyzer, WhitespaceAnalyzer, LowerCaseWhitespaceAnalyzer, KeywordAnalyzer, LowerCaseKeywordAnalyzer)"
-                    ),
-                ));
+                return Err(DefinitionProblem::UnknownAnalyzer { field: field.clone(), analyzer: analyzer.to_owned() });
             }
         }
     }
@@ -181,7 +263,7 @@ pub fn compile_definition(raw: &Value) -> Result<AutoIndexDefinition, EngineErro
         _ => ALL_DOCS.to_owned(),
     };
     Ok(AutoIndexDefinition {
-        name,
+        name: name.to_owned(),
         collection,
         fields,
         group_by: Vec::new(),
@@ -226,7 +308,7 @@ mod tests {
             compile_definition(&json!({"Name": "A", "Maps": [maps], "Reduce": reduce, "OutputReduceToCollection": output}))
         };
         assert!(with("map('Orders', o => ({ a: o.a, n: 1 }))", "Totals", Some(reduce)).is_ok());
-        let err = |r: Result<AutoIndexDefinition, EngineError>| r.unwrap_err().to_string();
+        let err = |r: Result<AutoIndexDefinition, DefinitionError>| r.unwrap_err().to_string();
         assert!(err(with("map('Orders', o => ({ a: o.a, n: 1 }))", "orders", Some(reduce))).contains("which it indexes"));
         assert!(err(with("map('Orders', o => ({ a: o.a, n: 1 }))", "Totals", None)).contains("only for map-reduce"));
         let loading = "map('Orders', o => { var t = load(o.t, 'Totals'); return { a: o.a, n: 1 }; })";

@@ -10,6 +10,7 @@ use std::thread::JoinHandle;
 use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
 use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore};
 use parking_lot::Mutex;
+use serde::Serialize;
 
 use super::control::IndexControl;
 use super::definition::AutoIndexDefinition;
@@ -32,8 +33,21 @@ pub struct IndexingError {
     pub message: String,
     /// When, in nanoseconds since the Unix epoch.
     pub at: i64,
-    /// What the index was doing (`Map`, `Reduce`, `Write`, `Checkpoint`).
-    pub action: String,
+    /// What the index was doing.
+    pub action: IndexingAction,
+}
+
+/// What an index was doing when an error happened (RavenDB's `Action` of an index error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum IndexingAction {
+    /// Mapping one document.
+    Map,
+    /// Reducing one reduce key.
+    Reduce,
+    /// Writing a batch (to the index, the map-reduce store or the output collection).
+    Write,
+    /// Writing the index's in-memory commits to disk.
+    Checkpoint,
 }
 
 /// What the worker of an index has done since it started (`/indexes/stats`).

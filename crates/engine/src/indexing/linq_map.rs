@@ -1,13 +1,13 @@
 //! C# LINQ index maps and reduces (`from doc in docs.Users select new { ... }`), compiled and evaluated by
 //! `corvid-linq`: what the index definition and the worker need around it.
 
-use corvid_linq::{IndexEntry, LinqIndex, SpatialValue};
+use corvid_linq::{IndexEntry, LinqError, LinqIndex, SpatialValue};
 use serde_json::{Map, Value};
 
 /// Compiles C# maps and reduce; the error names the construct and its line:column.
-pub(crate) fn compile_linq(maps: &[String], reduce: Option<&str>) -> Result<LinqIndex, String> {
+pub(crate) fn compile_linq(maps: &[String], reduce: Option<&str>) -> Result<LinqIndex, LinqError> {
     let sources: Vec<&str> = maps.iter().map(String::as_str).collect();
-    LinqIndex::compile(&sources, reduce).map_err(|e| e.to_string())
+    LinqIndex::compile(&sources, reduce)
 }
 
 /// Fields assigned from `CreateSpatialField(...)` in C# maps (`Location = CreateSpatialField(...)`).

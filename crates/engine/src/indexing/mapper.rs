@@ -2,13 +2,13 @@
 //! index's maps, JavaScript or C#, with `load()` answered from the batch's storage snapshot.
 
 use corvid_js::Host;
-use corvid_linq::LinqIndex;
+use corvid_linq::{LinqError, LinqIndex};
 use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::id_key;
 use serde_json::Value;
 
 use super::definition::AutoIndexDefinition;
-use super::js_map::JsMapProgram;
+use super::js_map::{JsMapCompileError, JsMapProgram, JsMapRunError};
 use super::linq_map::{compile_linq, linq_entry};
 use super::static_index::SourceLanguage;
 
@@ -18,6 +18,41 @@ const MAX_OUTPUTS_PER_DOCUMENT: usize = corvid_linq::DEFAULT_MAX_OUTPUTS;
 
 /// One index entry of a document: field name to value.
 pub(super) type Entry = serde_json::Map<String, Value>;
+
+/// Why a static index's maps do not compile on the worker's thread (they compiled when the index was
+/// defined, so the runtime refused them: out of memory, for instance).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum MapsCompileError {
+    /// JavaScript maps or reduce.
+    #[error(transparent)]
+    JavaScript(#[from] JsMapCompileError),
+    /// C# maps or reduce.
+    #[error(transparent)]
+    CSharp(#[from] LinqError),
+}
+
+/// Why mapping one document or reducing one key failed: that document's or key's indexing error.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum MapError {
+    /// A JavaScript map or reduce failed.
+    #[error(transparent)]
+    JavaScript(#[from] JsMapRunError),
+    /// A C# map or reduce failed or went over its budget.
+    #[error(transparent)]
+    CSharp(#[from] LinqError),
+    /// A document, entry or result that is not JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The maps together produced more entries (first) than one document may have (second).
+    #[error("The maps produced {0} index entries for this document, over the limit of {1}")]
+    TooManyEntries(usize, usize),
+    /// A static index's mapping asked of an automatic index (a bug, reported as the document's error).
+    #[error("automatic indexes are mapped by path")]
+    MappedByPath,
+    /// A reduce asked of an automatic index (a bug, reported as the key's error).
+    #[error("automatic indexes have no reduce function")]
+    NoReduce,
+}
 
 /// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
 /// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
@@ -32,7 +67,7 @@ pub(super) enum Mapper {
 
 impl Mapper {
     /// The mapper of an index: its maps compiled, or paths for an automatic index.
-    pub(super) fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, String> {
+    pub(super) fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, MapsCompileError> {
         match &definition.static_index {
             None => Ok(Mapper::Paths),
             Some(s) if s.language == SourceLanguage::CSharp => Ok(Mapper::CSharp(Box::new(compile_linq(&s.maps, s.reduce.as_deref())?))),
@@ -44,25 +79,22 @@ impl Mapper {
     }
 
     /// The entries of one document (static indexes).
-    pub(super) fn map_document(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
+    pub(super) fn map_document(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, MapError> {
         let entries = self.map_unchecked(record, host)?;
         if entries.len() > MAX_OUTPUTS_PER_DOCUMENT {
-            return Err(format!(
-                "The maps produced {} index entries for this document, over the limit of {MAX_OUTPUTS_PER_DOCUMENT}",
-                entries.len()
-            ));
+            return Err(MapError::TooManyEntries(entries.len(), MAX_OUTPUTS_PER_DOCUMENT));
         }
         Ok(entries)
     }
 
-    fn map_unchecked(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
+    fn map_unchecked(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, MapError> {
         match self {
-            Mapper::Paths => Err("automatic indexes are mapped by path".into()),
-            Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
+            Mapper::Paths => Err(MapError::MappedByPath),
+            Mapper::JavaScript(program) => Ok(program.map(&record.collection, &record.to_json_string(false), host)?),
             Mapper::CSharp(program) => {
-                let body: Value = corvid_types::json::parse(&record.body).map_err(|e| e.to_string())?;
+                let body: Value = corvid_types::json::parse(&record.body)?;
                 let metadata = if program.reads_metadata() {
-                    let mut wire: Value = corvid_types::json::parse(&record.to_json_string(true)).map_err(|e| e.to_string())?;
+                    let mut wire: Value = corvid_types::json::parse(&record.to_json_string(true))?;
                     wire.get_mut("@metadata").map(Value::take).unwrap_or(Value::Null)
                 } else {
                     Value::Null
@@ -73,8 +105,7 @@ impl Mapper {
                 for map_no in 0..maps {
                     // The last map takes the document itself, the others a copy.
                     let doc = if map_no + 1 == maps { body.take() } else { body.clone() }.unwrap_or(Value::Null);
-                    let mapped =
-                        program.map_owned(map_no, &record.id, &record.collection, doc, &metadata, host).map_err(|e| e.to_string())?;
+                    let mapped = program.map_owned(map_no, &record.id, &record.collection, doc, &metadata, host)?;
                     entries.extend(mapped.into_iter().map(linq_entry));
                 }
                 Ok(entries)
@@ -83,28 +114,27 @@ impl Mapper {
     }
 
     /// The reduce key of a map entry (JSON text), as canonical JSON text.
-    pub(super) fn reduce_key(&self, entry: &str) -> Result<String, String> {
+    pub(super) fn reduce_key(&self, entry: &str) -> Result<String, MapError> {
         match self {
-            Mapper::JavaScript(program) => program.reduce_key(entry),
+            Mapper::JavaScript(program) => Ok(program.reduce_key(entry)?),
             Mapper::CSharp(program) => {
-                let value: Value = corvid_types::json::parse(entry).map_err(|e| e.to_string())?;
-                Ok(program.group_key(&value).map_err(|e| e.to_string())?.to_string())
+                let value: Value = corvid_types::json::parse(entry)?;
+                Ok(program.group_key(&value)?.to_string())
             }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
+            Mapper::Paths => Err(MapError::NoReduce),
         }
     }
 
     /// Reduces the entries (JSON texts) of one key into results (JSON texts).
-    pub(super) fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
+    pub(super) fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, MapError> {
         match self {
-            Mapper::JavaScript(program) => program.reduce(key, entries),
+            Mapper::JavaScript(program) => Ok(program.reduce(key, entries)?),
             Mapper::CSharp(program) => {
-                let values =
-                    entries.iter().map(|e| corvid_types::json::parse(e)).collect::<Result<Vec<Value>, _>>().map_err(|e| e.to_string())?;
-                let out = program.reduce(&values).map_err(|e| e.to_string())?;
+                let values = entries.iter().map(|e| corvid_types::json::parse(e)).collect::<Result<Vec<Value>, _>>()?;
+                let out = program.reduce(&values)?;
                 Ok(out.into_iter().map(|v| v.to_string()).collect())
             }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
+            Mapper::Paths => Err(MapError::NoReduce),
         }
     }
 }

@@ -26,11 +26,13 @@ mod worker;
 
 pub use aggregation::{array_content_path, group_by_array_content, Aggregation};
 pub use all_docs::ALL_DOCS;
-pub use compile::compile_definition;
+pub use compile::{compile_definition, DefinitionError, DefinitionProblem};
 pub use definition::{auto_index_name, AutoIndexDefinition, MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS};
 pub use explain::{IndexExplanation, QueryExplanation};
 pub use field::AutoIndexField;
-pub use handle::{IndexBackend, IndexHandle, IndexingError, REPLACEMENT_PREFIX};
+pub use handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError, REPLACEMENT_PREFIX};
+pub use js_map::JsMapCompileError;
 pub use output_collection::{output_collection_of, ReduceOutput};
+pub use output_references::ReferencePatternError;
 pub use registry::{AutoIndexLifetimes, IndexRegistry};
 pub use static_index::{SourceLanguage, StaticIndex};

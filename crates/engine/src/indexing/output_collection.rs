@@ -13,7 +13,7 @@ use corvid_types::{id_key, now_nanos};
 use serde_json::Value;
 
 use super::definition::AutoIndexDefinition;
-use super::output_references::ReferencePattern;
+use super::output_references::{ReferencePattern, ReferencePatternError};
 use crate::version_hasher::VersionHasher;
 use crate::EngineError;
 
@@ -47,7 +47,7 @@ pub fn output_collection_of(raw: &Value) -> Option<String> {
 }
 
 /// The reference documents' pattern and collection of a definition as sent, if any.
-pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, String>> {
+pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, ReferencePatternError>> {
     let output = output_collection_of(raw)?;
     let pattern = non_empty(raw, "PatternForOutputReduceToCollectionReferences")?;
     let collection = non_empty(raw, "PatternReferencesCollectionName").unwrap_or_else(|| format!("{output}/References"));

@@ -15,8 +15,8 @@ use corvid_types::{id_key, now_nanos};
 
 use super::aggregation::{array_content_path, Aggregation};
 use super::definition::AutoIndexDefinition;
-use super::handle::{IndexBackend, IndexHandle, IndexingError};
-use super::mapper::{Mapper, SnapshotHost};
+use super::handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError};
+use super::mapper::{MapError, Mapper, SnapshotHost};
 use super::output_collection::OutputChanges;
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
@@ -89,7 +89,7 @@ pub(super) fn run(
             Ok(mapper) => break mapper,
             Err(e) => {
                 // Checked when the index was defined; reaching here means the runtime refused it (memory).
-                *handle.faulted.lock() = Some(e.clone());
+                *handle.faulted.lock() = Some(e.to_string());
                 *handle.status.lock() = format!("Error: the maps do not compile: {e}");
                 if handle.should_stop() {
                     return;
@@ -160,7 +160,7 @@ pub(super) fn run(
                         document: String::new(),
                         message: e.to_string(),
                         at: now_nanos(),
-                        action: "Write".into(),
+                        action: IndexingAction::Write,
                     });
                 }
                 *handle.faulted.lock() = Some(e.to_string());
@@ -229,7 +229,7 @@ fn checkpoint(handle: &IndexHandle, stopping: bool) {
     let mut reported = handle.checkpoint_failure_reported.lock();
     if let (Some(message), false) = (&failure, *reported) {
         let message = format!("writing the index to disk failed (it keeps working from memory and retries): {message}");
-        handle.record_error(IndexingError { document: String::new(), message, at: now_nanos(), action: "Checkpoint".into() });
+        handle.record_error(IndexingError { document: String::new(), message, at: now_nanos(), action: IndexingAction::Checkpoint });
     }
     *reported = failure.is_some();
 }
@@ -276,7 +276,8 @@ fn map_static(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                let message = e.to_string();
+                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
                 emit(Mapped::Nothing(id_key(&record.id)))?;
             }
         }
@@ -310,7 +311,7 @@ fn map_for_reduce(
                     let text = serde_json::Value::Object(entry).to_string();
                     Ok((program.reduce_key(&text)?, text))
                 })
-                .collect::<Result<DocumentEntries, String>>()
+                .collect::<Result<DocumentEntries, MapError>>()
         });
         references.push((id_key(&record.id), host.take_loaded()));
         match keyed {
@@ -320,7 +321,8 @@ fn map_for_reduce(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                let message = e.to_string();
+                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
                 changes.push((id_key(&record.id), None));
             }
         }
@@ -344,7 +346,12 @@ fn parse_documents(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id, message: e.to_string(), at: now_nanos(), action: "Map".into() });
+                handle.record_error(IndexingError {
+                    document: record.id,
+                    message: e.to_string(),
+                    at: now_nanos(),
+                    action: IndexingAction::Map,
+                });
             }
         }
     }
@@ -576,9 +583,9 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                             // One key's failure is that key's error; the other keys keep their results.
                             handle.record_error(IndexingError {
                                 document: key.to_owned(),
-                                message: e,
+                                message: e.to_string(),
                                 at: now_nanos(),
-                                action: "Reduce".into(),
+                                action: IndexingAction::Reduce,
                             });
                             Ok(Vec::new())
                         }
