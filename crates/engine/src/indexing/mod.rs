@@ -6,6 +6,8 @@
 //! `linq_map`; `handle` is one running index; `worker` keeps one handle up to date through `mapper` and tells
 //! its owner it caught up through `CatchUpListener`; `registry` owns the handles and starts the workers.
 
+#![warn(missing_docs)]
+
 mod aggregation;
 mod all_docs;
 mod compile;
