@@ -22,6 +22,7 @@ mod patch;
 mod query;
 mod reads;
 mod stats;
+mod version_hasher;
 mod wildcard;
 
 pub use attachments::{AttachmentCommand, AttachmentDetails, AttachmentReply};

@@ -6,6 +6,8 @@ use corvid_storage::DocumentRecord;
 use corvid_types::id_key;
 
 use crate::includes::referenced_ids;
+// Re-exported for the query modules, which import it from here.
+pub(crate) use crate::version_hasher::VersionHasher;
 use crate::wildcard::matches_any;
 use crate::{Database, EngineError};
 
@@ -32,34 +34,6 @@ pub struct PageRequest {
     pub start: usize,
     pub page_size: usize,
     pub metadata_only: bool,
-}
-
-/// FNV-1a, stable across builds and platforms (unlike std's hasher). Used for result versions (ETags),
-/// index directory names and random-order seeds.
-pub(crate) struct VersionHasher(u64);
-
-impl VersionHasher {
-    /// The hash of one string.
-    pub fn of(text: &str) -> u64 {
-        let mut hasher = VersionHasher::new();
-        hasher.add(text.as_bytes());
-        hasher.finish()
-    }
-
-    pub fn new() -> Self {
-        VersionHasher(0xcbf2_9ce4_8422_2325)
-    }
-    pub fn add(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 ^= u64::from(*b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-        self.0 ^= 0xff;
-        self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    pub fn finish(&self) -> u64 {
-        self.0
-    }
 }
 
 impl Database {

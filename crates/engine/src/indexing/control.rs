@@ -13,9 +13,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::EngineError;
 
+/// The file of the control state in an index's directory.
 pub(super) const CONTROL_FILE: &str = "control.json";
 
+/// RavenDB's index priorities, as `set_priority` accepts them (in any case).
 pub const PRIORITIES: &[&str] = &["Low", "Normal", "High"];
+/// RavenDB's index lock modes, as `set_lock_mode` accepts them (in any case).
 pub const LOCK_MODES: &[&str] = &["Unlock", "LockedIgnore", "LockedError"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -45,6 +48,7 @@ impl Default for Persisted {
     }
 }
 
+/// The control state of one index: persisted settings, and flags read on every indexing step.
 #[derive(Debug, Default)]
 pub struct IndexControl {
     persisted: Mutex<Persisted>,
@@ -82,10 +86,12 @@ impl IndexControl {
         control.save(dir, &persisted)
     }
 
+    /// The index is being built side by side to replace the index of its name.
     pub fn is_replacement(&self) -> bool {
         self.replacement.load(Ordering::Relaxed)
     }
 
+    /// Which of the indexes that ever held this name the index is (grows with every replacement).
     pub fn generation(&self) -> u64 {
         self.persisted.lock().generation
     }
@@ -101,6 +107,7 @@ impl IndexControl {
         Ok(())
     }
 
+    /// Lookups by name now see the promoted replacement as the index itself.
     pub fn show_promoted(&self) {
         self.replacement.store(false, Ordering::Relaxed);
     }
@@ -128,6 +135,7 @@ impl IndexControl {
         !self.disabled.load(Ordering::Relaxed) && !self.paused.load(Ordering::Relaxed) && !self.is_errored()
     }
 
+    /// The index failed too often: it neither indexes nor answers queries.
     pub fn is_errored(&self) -> bool {
         self.errored.load(Ordering::Relaxed)
     }
@@ -149,18 +157,22 @@ impl IndexControl {
         self.save(dir, &next)
     }
 
+    /// Disabled by an operator (kept across restarts).
     pub fn is_disabled(&self) -> bool {
         self.disabled.load(Ordering::Relaxed)
     }
 
+    /// Paused by an operator (until started again or the database reloads).
     pub fn is_paused(&self) -> bool {
         self.paused.load(Ordering::Relaxed)
     }
 
+    /// Pauses or resumes indexing (not persisted).
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Relaxed);
     }
 
+    /// Disables or enables indexing, durably; enabling also clears the errored state.
     pub fn set_disabled(&self, dir: &Path, disabled: bool) -> Result<(), EngineError> {
         let mut persisted = self.persisted.lock();
         let mut next = persisted.clone();
@@ -178,14 +190,17 @@ impl IndexControl {
         Ok(())
     }
 
+    /// `Low`, `Normal` or `High`.
     pub fn priority(&self) -> String {
         self.persisted.lock().priority.clone()
     }
 
+    /// `Unlock`, `LockedIgnore` or `LockedError`.
     pub fn lock_mode(&self) -> String {
         self.persisted.lock().lock_mode.clone()
     }
 
+    /// Sets the priority (one of [`PRIORITIES`], any case), durably.
     pub fn set_priority(&self, dir: &Path, priority: &str) -> Result<(), EngineError> {
         let Some(canonical) = PRIORITIES.iter().find(|p| p.eq_ignore_ascii_case(priority)) else {
             return Err(EngineError::bad_request(format!(
@@ -201,6 +216,7 @@ impl IndexControl {
         Ok(())
     }
 
+    /// Sets the lock mode (one of [`LOCK_MODES`], any case), durably.
     pub fn set_lock_mode(&self, dir: &Path, mode: &str) -> Result<(), EngineError> {
         let Some(canonical) = LOCK_MODES.iter().find(|m| m.eq_ignore_ascii_case(mode)) else {
             return Err(EngineError::bad_request(format!("Unknown index lock mode '{mode}' (expected one of {})", LOCK_MODES.join(", "))));

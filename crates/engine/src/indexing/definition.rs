@@ -1,109 +1,28 @@
-//! Automatic index definitions and RavenDB's naming of them (`Auto/Users/ByAgeAndName`).
+//! Index definitions (automatic, or static with their maps) and RavenDB's naming of automatic indexes
+//! (`Auto/Users/ByAgeAndName`).
 
 use serde::{Deserialize, Serialize};
 
-pub const ALL_DOCS: &str = "@all_docs";
+use super::aggregation::{group_by_name_part, Aggregation};
+use super::all_docs::is_all_docs;
+use super::field::AutoIndexField;
+use super::static_index::StaticIndex;
+
 /// Fields (and, for map-reduce, group-by fields and aggregations) an automatic index may have: a dynamic
 /// query needing more is refused before anything is created (each field costs columns in every segment).
 pub const MAX_AUTO_INDEX_FIELDS: usize = 128;
 /// Characters an automatic index's name (made of its field names) may have.
 pub const MAX_AUTO_INDEX_NAME_CHARS: usize = 4096;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct AutoIndexField {
-    /// The path as written in the query (`Name`, `Address.City`, `Lines[].Quantity`).
-    pub path: String,
-    /// Has a full-text form (`search()`).
-    pub search: bool,
-    /// Has a case-sensitive form (`exact()`).
-    pub exact: bool,
-    /// Holds points (`spatial.point(Lat, Lng)` in queries, spatial fields of static indexes).
-    #[serde(default)]
-    pub spatial: bool,
-    /// Static indexes: the analyzer of the full-text form (`Fields[x].Analyzer`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub analyzer: Option<String>,
-    /// Static indexes: `Fields[x].Spatial` (cartesian, bounding box); None: geography.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub spatial_options: Option<corvid_index::SpatialOptions>,
-    /// Static indexes: `Indexing: Exact` (values keep their case everywhere; no lower-cased form).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub case_sensitive: bool,
-    /// Static indexes: `Indexing: Search` (strings indexed only as tokens; no whole-value form).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub analyzed_only: bool,
-}
-
-impl AutoIndexField {
-    pub fn plain(path: &str) -> Self {
-        AutoIndexField {
-            path: path.to_owned(),
-            search: false,
-            exact: false,
-            spatial: false,
-            analyzer: None,
-            spatial_options: None,
-            case_sensitive: false,
-            analyzed_only: false,
-        }
-    }
-
-    fn name_part(&self) -> String {
-        let mut parts = Vec::new();
-        if self.search {
-            parts.push(format!("Search({})", self.path));
-        }
-        if self.exact {
-            parts.push(format!("Exact({})", self.path));
-        }
-        if parts.is_empty() {
-            self.path.clone()
-        } else {
-            parts.join("And")
-        }
-    }
-}
-
-/// An aggregation of a map-reduce index.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Aggregation {
-    Count,
-    Sum(String),
-}
-
-/// A `group by array(path)` key (RavenDB's `GroupByArrayBehavior.ByContent`): the whole array at `path` is
-/// one value of the reduce key. Kept in `group_by` as `array(path)`, RavenDB's index field name for it.
-pub fn group_by_array_content(path: &str) -> String {
-    format!("array({path})")
-}
-
-/// The path of an `array(path)` group by key; None for a plain path.
-pub fn array_content_path(group_by: &str) -> Option<&str> {
-    group_by.strip_prefix("array(")?.strip_suffix(')')
-}
-
-/// A group by key as it appears in the index name: `Array(Lines[].Product)` for array content.
-fn group_by_name_part(group_by: &str) -> String {
-    match array_content_path(group_by) {
-        Some(path) => format!("Array({path})"),
-        None => group_by.to_owned(),
-    }
-}
-
-impl Aggregation {
-    fn name_part(&self) -> String {
-        match self {
-            Aggregation::Count => "Count".into(),
-            Aggregation::Sum(path) => path.clone(),
-        }
-    }
-}
-
+/// What an index computes: an automatic index's fields (or reduce key and aggregations), or a static index's
+/// maps with the fields they produce. Stored as `definition.json` in the index's directory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AutoIndexDefinition {
+    /// The index name (`Auto/Users/ByName`, or the static index's own).
     pub name: String,
     /// The collection as written in the query, or `@all_docs`.
     pub collection: String,
+    /// The fields of the search index (of a static map-reduce index: those of its reduce results).
     pub fields: Vec<AutoIndexField>,
     /// Map-reduce indexes (dynamic `group by`): the reduce key paths...
     #[serde(default)]
@@ -113,10 +32,11 @@ pub struct AutoIndexDefinition {
     pub aggregations: Vec<Aggregation>,
     /// Set for user-defined (static) indexes: their maps and the definition as sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub static_index: Option<super::static_index::StaticIndex>,
+    pub static_index: Option<StaticIndex>,
 }
 
 impl AutoIndexDefinition {
+    /// An automatic map index of `collection` over `fields` (sorted, and merged where a path repeats).
     pub fn new(collection: &str, mut fields: Vec<AutoIndexField>) -> Self {
         fields.sort_by_key(|f| sort_key(&f.path));
         fields.dedup_by(|a, b| {
@@ -148,7 +68,7 @@ impl AutoIndexDefinition {
         }
         aggregations.sort_by_key(|a| sort_key(&a.name_part()));
         aggregations.dedup();
-        let coll = if collection.eq_ignore_ascii_case(ALL_DOCS) { "AllDocs" } else { collection };
+        let coll = if is_all_docs(collection) { "AllDocs" } else { collection };
         let maps: Vec<String> = aggregations.iter().map(Aggregation::name_part).collect();
         let keys: Vec<String> = group_by.iter().map(|g| group_by_name_part(g)).collect();
         let name = format!("Auto/{coll}/By{}ReducedBy{}", maps.join("And"), keys.join("And"));
@@ -178,6 +98,7 @@ impl AutoIndexDefinition {
         self.static_index.is_some()
     }
 
+    /// An automatic map-reduce index (it has a reduce key); a static index's reduce is in `static_index`.
     pub fn is_map_reduce(&self) -> bool {
         !self.group_by.is_empty()
     }
@@ -203,8 +124,9 @@ impl AutoIndexDefinition {
         self.is_auto_reduce_of(collection) && self.group_by == wanted && aggregations.iter().all(|a| self.aggregations.contains(a))
     }
 
+    /// Whether the index reads every document rather than one collection.
     pub fn is_all_docs(&self) -> bool {
-        self.collection.eq_ignore_ascii_case(ALL_DOCS)
+        is_all_docs(&self.collection)
     }
 
     /// An automatic map index of `collection`: one a dynamic query on it may use or extend.
@@ -240,8 +162,9 @@ fn sort_key(s: &str) -> (String, String) {
     (s.to_lowercase(), s.to_owned())
 }
 
+/// RavenDB's name of the automatic map index of `collection` over `fields`.
 pub fn auto_index_name(collection: &str, fields: &[AutoIndexField]) -> String {
-    let coll = if collection.eq_ignore_ascii_case(ALL_DOCS) { "AllDocs" } else { collection };
+    let coll = if is_all_docs(collection) { "AllDocs" } else { collection };
     if fields.is_empty() {
         return format!("Auto/{coll}/ById()");
     }
@@ -252,6 +175,7 @@ pub fn auto_index_name(collection: &str, fields: &[AutoIndexField]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::aggregation::{array_content_path, group_by_array_content};
     use super::*;
 
     #[test]

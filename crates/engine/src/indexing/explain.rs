@@ -4,20 +4,27 @@
 
 use std::sync::Arc;
 
-use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
-use super::registry::{IndexHandle, IndexRegistry};
+use super::aggregation::Aggregation;
+use super::definition::AutoIndexDefinition;
+use super::field::AutoIndexField;
+use super::handle::IndexHandle;
+use super::registry::IndexRegistry;
 
 /// One index considered for a query, as RavenDB's explain answers it (`{"Index": ..., "Reason": ...}`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexExplanation {
+    /// The index's name.
     pub index: String,
+    /// Why it is (or is not) the one the query uses.
     pub reason: String,
 }
 
 /// The index a query would use (or create), and every index considered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryExplanation {
+    /// The index the query uses, or the one running it creates.
     pub index_name: String,
+    /// Every index considered, the chosen (or created) one included.
     pub explanations: Vec<IndexExplanation>,
 }
 

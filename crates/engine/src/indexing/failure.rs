@@ -13,9 +13,13 @@ const MINIMAL_ATTEMPTS: u64 = 6;
 /// Map and reduce attempts of an index and how many of them failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Attempts {
+    /// Documents given to the maps.
     pub map_attempts: u64,
+    /// Documents whose map failed.
     pub map_errors: u64,
+    /// Reduce keys given to the reduce.
     pub reduce_attempts: u64,
+    /// Reduce keys whose reduce failed.
     pub reduce_errors: u64,
 }
 

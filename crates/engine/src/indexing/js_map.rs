@@ -5,7 +5,7 @@
 use corvid_js::{Host, JsError, Limits, Sandbox};
 use serde_json::{Map, Value};
 
-use super::definition::ALL_DOCS;
+use super::all_docs::is_all_docs;
 
 /// RavenDB's helpers for JavaScript indexes. `map()` only records the map; `load()` goes to the host.
 const INDEX_PRELUDE: &str = r#"
@@ -43,14 +43,59 @@ function __corvid_map(doc, i) {
 }
 "#;
 
+/// The compiled maps (and reduce) of a JavaScript index, ready to map documents.
 pub struct JsMapProgram {
     sandbox: Sandbox,
     collections: Vec<String>,
     field_names: Vec<String>,
 }
 
-fn error_text(e: JsError) -> String {
-    e.to_string()
+/// Why JavaScript maps or their reduce do not compile (the index definition is refused).
+#[derive(Debug, thiserror::Error)]
+pub enum JsMapCompileError {
+    /// The sandbox or Corvid's own helpers failed (out of memory, for instance).
+    #[error(transparent)]
+    Sandbox(#[from] JsError),
+    /// An `AdditionalSources` entry (named) is not a string.
+    #[error("additional source '{0}' must be a string")]
+    AdditionalSourceNotText(String),
+    /// An `AdditionalSources` entry (named) does not run.
+    #[error("additional source '{0}': {1}")]
+    AdditionalSource(String, JsError),
+    /// A map (counted from 1) does not run.
+    #[error("map #{0}: {1}")]
+    Map(usize, JsError),
+    /// The reduce does not run.
+    #[error("the reduce: {0}")]
+    Reduce(JsError),
+    /// The reduce runs but registers no `groupBy(...).aggregate(...)`.
+    #[error("the reduce must be groupBy(x => key).aggregate(g => result)")]
+    ReduceNotGroupBy,
+    /// The maps' registrations did not come back as a list of names.
+    #[error(transparent)]
+    Collections(#[from] serde_json::Error),
+    /// The maps run but register no `map(...)`.
+    #[error("no map(...) call found in the maps")]
+    NoMap,
+}
+
+/// Why mapping one document, or reducing one key, failed (recorded as that document's or key's error).
+#[derive(Debug, thiserror::Error)]
+pub enum JsMapRunError {
+    /// The script threw, or went over its time or memory limit.
+    #[error(transparent)]
+    Script(#[from] JsError),
+    /// What the script returned could not be read back.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error("the map did not return an object")]
+    MapNotObjects,
+    #[error("a map must return an object (or a list of objects), not {0}")]
+    MapEntryNotObject(Value),
+    #[error("the reduce did not return an object")]
+    ReduceNotObjects,
+    #[error("a reduce must return objects, not {0}")]
+    ReduceResultNotObject(Value),
 }
 
 /// Names of dynamic fields written literally: `{ $name: 'Field', $value: … }` and `createField('Field', …)`.
@@ -131,36 +176,36 @@ fn literal_keys(source: &str) -> Vec<String> {
 
 impl JsMapProgram {
     /// Compiles the maps (and `AdditionalSources`, name -> script). Errors say what does not compile.
-    pub fn compile(maps: &[String], reduce: Option<&str>, additional_sources: &Map<String, Value>) -> Result<JsMapProgram, String> {
-        let sandbox = Sandbox::new(Limits::default()).map_err(error_text)?;
-        sandbox.run(INDEX_PRELUDE).map_err(error_text)?;
+    pub fn compile(
+        maps: &[String],
+        reduce: Option<&str>,
+        additional_sources: &Map<String, Value>,
+    ) -> Result<JsMapProgram, JsMapCompileError> {
+        let sandbox = Sandbox::new(Limits::default())?;
+        sandbox.run(INDEX_PRELUDE)?;
         for (name, source) in additional_sources {
-            let Some(source) = source.as_str() else { return Err(format!("additional source '{name}' must be a string")) };
-            sandbox.run(source).map_err(|e| format!("additional source '{name}': {e}"))?;
+            let Some(source) = source.as_str() else { return Err(JsMapCompileError::AdditionalSourceNotText(name.clone())) };
+            sandbox.run(source).map_err(|e| JsMapCompileError::AdditionalSource(name.clone(), e))?;
         }
         for (i, source) in maps.iter().enumerate() {
-            sandbox.run(source).map_err(|e| format!("map #{}: {e}", i + 1))?;
+            sandbox.run(source).map_err(|e| JsMapCompileError::Map(i + 1, e))?;
         }
         if let Some(reduce) = reduce {
-            sandbox.run(reduce).map_err(|e| format!("the reduce: {e}"))?;
-            sandbox.define("__corvid_is_reduce", "(function () { return __reduce !== null; })").map_err(error_text)?;
-            if sandbox.call_with_documents("__corvid_is_reduce", &["null"]).map_err(error_text)? != "true" {
-                return Err("the reduce must be groupBy(x => key).aggregate(g => result)".into());
+            sandbox.run(reduce).map_err(JsMapCompileError::Reduce)?;
+            sandbox.define("__corvid_is_reduce", "(function () { return __reduce !== null; })")?;
+            if sandbox.call_with_documents("__corvid_is_reduce", &["null"])? != "true" {
+                return Err(JsMapCompileError::ReduceNotGroupBy);
             }
-            sandbox.define("__corvid_key_fn", "(function (entry) { return __reduce.key(entry); })").map_err(error_text)?;
-            sandbox
-                .define("__corvid_reduce_fn", "(function (key, values) { return __corvid_reduce(key, values); })")
-                .map_err(error_text)?;
+            sandbox.define("__corvid_key_fn", "(function (entry) { return __reduce.key(entry); })")?;
+            sandbox.define("__corvid_reduce_fn", "(function (key, values) { return __corvid_reduce(key, values); })")?;
         }
-        sandbox.define("__corvid_collections_fn", "(function () { return __corvid_collections(); })").map_err(error_text)?;
-        sandbox.define("__corvid_map_fn", "(function (doc, i) { return __corvid_map(doc, i); })").map_err(error_text)?;
-        let collections: Vec<String> =
-            corvid_types::json::parse(&sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
-                .map_err(|e| e.to_string())?;
+        sandbox.define("__corvid_collections_fn", "(function () { return __corvid_collections(); })")?;
+        sandbox.define("__corvid_map_fn", "(function (doc, i) { return __corvid_map(doc, i); })")?;
+        let collections: Vec<String> = corvid_types::json::parse(&sandbox.call_with_documents("__corvid_collections_fn", &["null"])?)?;
         if collections.is_empty() {
-            return Err("no map(...) call found in the maps".into());
+            return Err(JsMapCompileError::NoMap);
         }
-        let collections = if collections.iter().any(|c| c.eq_ignore_ascii_case(ALL_DOCS)) { Vec::new() } else { collections };
+        let collections = if collections.iter().any(|c| is_all_docs(c)) { Vec::new() } else { collections };
         let mut field_names = Vec::new();
         for map in maps {
             for name in dynamic_field_names(map) {
@@ -184,6 +229,7 @@ impl JsMapProgram {
         &self.collections
     }
 
+    /// Fields the maps and reduce can produce (their object-literal keys and literal dynamic field names).
     pub fn field_names(&self) -> &[String] {
         &self.field_names
     }
@@ -205,41 +251,39 @@ impl JsMapProgram {
     }
 
     /// The reduce key of a map entry, as canonical JSON text.
-    pub fn reduce_key(&self, entry: &str) -> Result<String, String> {
-        self.sandbox.call_with_documents("__corvid_key_fn", &[entry]).map_err(error_text)
+    pub fn reduce_key(&self, entry: &str) -> Result<String, JsMapRunError> {
+        Ok(self.sandbox.call_with_documents("__corvid_key_fn", &[entry])?)
     }
 
     /// Reduces the entries (JSON texts) of one key into result objects (JSON texts).
-    pub fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
+    pub fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, JsMapRunError> {
         let values = format!("[{}]", entries.join(","));
-        let out = self.sandbox.call_with_documents("__corvid_reduce_fn", &[key, &values]).map_err(error_text)?;
-        match corvid_types::json::parse(&out).map_err(|e| e.to_string())? {
+        let out = self.sandbox.call_with_documents("__corvid_reduce_fn", &[key, &values])?;
+        match corvid_types::json::parse(&out)? {
             Value::Array(items) => items
                 .into_iter()
                 .map(|item| match item {
                     Value::Object(_) => Ok(item.to_string()),
-                    other => Err(format!("a reduce must return objects, not {other}")),
+                    other => Err(JsMapRunError::ReduceResultNotObject(other)),
                 })
                 .collect(),
-            _ => Err("the reduce did not return an object".into()),
+            _ => Err(JsMapRunError::ReduceNotObjects),
         }
     }
 
     /// The index entries of one document (wire JSON with `@metadata`) of `collection`: every map registered
     /// for that collection (or for all documents) contributes.
-    pub fn map(&self, collection: &str, document: &str, host: &mut dyn Host) -> Result<Vec<Map<String, Value>>, String> {
-        let collections: Vec<String> =
-            corvid_types::json::parse(&self.sandbox.call_with_documents("__corvid_collections_fn", &["null"]).map_err(error_text)?)
-                .map_err(|e| e.to_string())?;
+    pub fn map(&self, collection: &str, document: &str, host: &mut dyn Host) -> Result<Vec<Map<String, Value>>, JsMapRunError> {
+        let collections: Vec<String> = corvid_types::json::parse(&self.sandbox.call_with_documents("__corvid_collections_fn", &["null"])?)?;
         let mut entries = Vec::new();
         for (i, c) in collections.iter().enumerate() {
-            if !(c.eq_ignore_ascii_case(collection) || c.eq_ignore_ascii_case(ALL_DOCS)) {
+            if !(c.eq_ignore_ascii_case(collection) || is_all_docs(c)) {
                 continue;
             }
             let index = i.to_string();
-            let out = self.sandbox.call_with_host("__corvid_map_fn", &[document, &index], host).map_err(error_text)?;
-            let Value::Array(items) = corvid_types::json::parse(&out).map_err(|e| e.to_string())? else {
-                return Err("the map did not return an object".into());
+            let out = self.sandbox.call_with_host("__corvid_map_fn", &[document, &index], host)?;
+            let Value::Array(items) = corvid_types::json::parse(&out)? else {
+                return Err(JsMapRunError::MapNotObjects);
             };
             for item in items {
                 match item {
@@ -247,7 +291,7 @@ impl JsMapProgram {
                         expand_dynamic_fields(&mut entry);
                         entries.push(entry)
                     }
-                    other => return Err(format!("a map must return an object (or a list of objects), not {other}")),
+                    other => return Err(JsMapRunError::MapEntryNotObject(other)),
                 }
             }
         }
@@ -304,10 +348,11 @@ mod tests {
     #[test]
     fn compile_errors_name_the_map() {
         let err = JsMapProgram::compile(&["map('Users', function (u) { return { ; })".to_owned()], None, &Map::new()).err().unwrap();
+        let err = err.to_string();
         assert!(err.contains("map #1"), "{err}");
         assert!(JsMapProgram::compile(&["var x = 1;".to_owned()], None, &Map::new()).is_err());
         let map = ["map('Users', u => ({ a: 1 }))".to_owned()];
-        assert!(JsMapProgram::compile(&map, Some("var nothing = 1;"), &Map::new()).err().unwrap().contains("groupBy"));
+        assert!(JsMapProgram::compile(&map, Some("var nothing = 1;"), &Map::new()).err().unwrap().to_string().contains("groupBy"));
     }
 
     #[test]

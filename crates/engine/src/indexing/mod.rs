@@ -1,22 +1,40 @@
-//! Background indexing: automatic index definitions, the registry of a database's indexes, and the worker
-//! loop that keeps each index up to date.
+//! Background indexing: index definitions (automatic and static), the registry of a database's indexes, and
+//! the worker loop that keeps each index up to date.
+//!
+//! Imports run one way: the vocabulary (`all_docs`, `field`, `aggregation`, `static_index`, `definition`)
+//! knows nothing of compiling or running; `compile` checks a client's definition with `js_map` and
+//! `linq_map`; `handle` is one running index; `worker` keeps one handle up to date through `mapper` and tells
+//! its owner it caught up through `CatchUpListener`; `registry` owns the handles and starts the workers.
 
+#![warn(missing_docs)]
+
+mod aggregation;
+mod all_docs;
+mod compile;
 mod control;
 mod definition;
 mod explain;
 mod failure;
+mod field;
+mod handle;
 mod js_map;
+mod linq_map;
+mod mapper;
 mod output_collection;
 mod output_references;
 mod registry;
 mod static_index;
 mod worker;
 
-pub use definition::{
-    array_content_path, auto_index_name, group_by_array_content, Aggregation, AutoIndexDefinition, AutoIndexField, ALL_DOCS,
-    MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS,
-};
+pub use aggregation::{array_content_path, group_by_array_content, Aggregation};
+pub use all_docs::ALL_DOCS;
+pub use compile::{compile_definition, DefinitionError, DefinitionProblem};
+pub use definition::{auto_index_name, AutoIndexDefinition, MAX_AUTO_INDEX_FIELDS, MAX_AUTO_INDEX_NAME_CHARS};
 pub use explain::{IndexExplanation, QueryExplanation};
+pub use field::AutoIndexField;
+pub use handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError, REPLACEMENT_PREFIX};
+pub use js_map::JsMapCompileError;
 pub use output_collection::{output_collection_of, ReduceOutput};
-pub use registry::{AutoIndexLifetimes, IndexBackend, IndexHandle, IndexRegistry, IndexingError, REPLACEMENT_PREFIX};
-pub use static_index::{compile_definition, SourceLanguage, StaticIndex};
+pub use output_references::ReferencePatternError;
+pub use registry::{AutoIndexLifetimes, IndexRegistry};
+pub use static_index::{SourceLanguage, StaticIndex};

@@ -13,12 +13,14 @@ use corvid_types::{id_key, now_nanos};
 use serde_json::Value;
 
 use super::definition::AutoIndexDefinition;
-use super::output_references::ReferencePattern;
+use super::output_references::{ReferencePattern, ReferencePatternError};
+use crate::version_hasher::VersionHasher;
 use crate::EngineError;
 
 /// Where a map-reduce index writes its results as documents.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReduceOutput {
+    /// `OutputReduceToCollection`: the collection of the output documents.
     pub collection: String,
     /// `<Collection>/<ReduceOutputIndex>/`: every output document's id starts with it.
     pub prefix: String,
@@ -29,7 +31,9 @@ pub struct ReduceOutput {
 /// What one batch changes in the output collection: new results per reduce key, keys without results.
 #[derive(Debug, Default)]
 pub struct OutputChanges {
+    /// Reduce keys with their new results (JSON texts).
     pub updated: Vec<(String, Vec<String>)>,
+    /// Reduce keys left without results.
     pub removed: Vec<String>,
 }
 
@@ -43,7 +47,7 @@ pub fn output_collection_of(raw: &Value) -> Option<String> {
 }
 
 /// The reference documents' pattern and collection of a definition as sent, if any.
-pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, String>> {
+pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, ReferencePatternError>> {
     let output = output_collection_of(raw)?;
     let pattern = non_empty(raw, "PatternForOutputReduceToCollectionReferences")?;
     let collection = non_empty(raw, "PatternReferencesCollectionName").unwrap_or_else(|| format!("{output}/References"));
@@ -51,6 +55,7 @@ pub fn reference_pattern_of(raw: &Value) -> Option<Result<ReferencePattern, Stri
 }
 
 impl ReduceOutput {
+    /// Where a static map-reduce index writes its results; None when it writes none.
     pub fn of(definition: &AutoIndexDefinition) -> Option<ReduceOutput> {
         let raw = &definition.static_index.as_ref()?.definition;
         let collection = output_collection_of(raw)?;
@@ -65,7 +70,7 @@ impl ReduceOutput {
 
     /// The id of a reduce key's first output document.
     pub fn document_id(&self, reduce_key: &str) -> String {
-        format!("{}{}", self.prefix, crate::reads::VersionHasher::of(reduce_key))
+        format!("{}{}", self.prefix, VersionHasher::of(reduce_key))
     }
 
     /// Writes the documents of changed reduce keys and deletes those of vanished keys, in one merged

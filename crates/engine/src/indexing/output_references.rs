@@ -12,6 +12,20 @@ use serde_json::Value;
 use crate::query::projection::value_at;
 use crate::EngineError;
 
+/// Why a `PatternForOutputReduceToCollectionReferences` cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReferencePatternError {
+    /// A `{` of the pattern opens a field that is never closed.
+    #[error("'{0}' has a '{{' without its '}}'")]
+    Unclosed(String),
+    /// The pattern has `{}` or `{:format}`.
+    #[error("'{0}' has an empty field name")]
+    EmptyField(String),
+    /// The pattern is a constant id, which would gather every output in one document.
+    #[error("'{0}' names no field of the reduce output (write them as {{Field}})")]
+    NoField(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Part {
     Text(String),
@@ -22,27 +36,28 @@ enum Part {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReferencePattern {
     parts: Vec<Part>,
+    /// `PatternReferencesCollectionName`.
     pub collection: String,
 }
 
 impl ReferencePattern {
     /// Parses `text/{Field}/{Other:format}`; at least one field is required (a constant id would gather
     /// every output in one document).
-    pub fn parse(pattern: &str, collection: &str) -> Result<ReferencePattern, String> {
+    pub fn parse(pattern: &str, collection: &str) -> Result<ReferencePattern, ReferencePatternError> {
         let mut parts = Vec::new();
         let mut rest = pattern;
         while let Some(open) = rest.find('{') {
             if open > 0 {
                 parts.push(Part::Text(rest[..open].to_owned()));
             }
-            let close = rest[open..].find('}').ok_or_else(|| format!("'{pattern}' has a '{{' without its '}}'"))? + open;
+            let close = rest[open..].find('}').ok_or_else(|| ReferencePatternError::Unclosed(pattern.to_owned()))? + open;
             let inner = rest[open + 1..close].trim();
             let (path, format) = match inner.split_once(':') {
                 Some((path, format)) => (path.trim(), Some(format.to_owned())),
                 None => (inner, None),
             };
             if path.is_empty() {
-                return Err(format!("'{pattern}' has an empty field name"));
+                return Err(ReferencePatternError::EmptyField(pattern.to_owned()));
             }
             parts.push(Part::Field { path: path.to_owned(), format });
             rest = &rest[close + 1..];
@@ -51,7 +66,7 @@ impl ReferencePattern {
             parts.push(Part::Text(rest.to_owned()));
         }
         if !parts.iter().any(|p| matches!(p, Part::Field { .. })) {
-            return Err(format!("'{pattern}' names no field of the reduce output (write them as {{Field}})"));
+            return Err(ReferencePatternError::NoField(pattern.to_owned()));
         }
         Ok(ReferencePattern { parts, collection: collection.to_owned() })
     }

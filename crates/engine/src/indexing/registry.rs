@@ -1,187 +1,37 @@
 //! The indexes of one database: their definitions on disk, their tantivy indexes, their worker threads.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
-use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore, Store, TransactionMerger};
+use corvid_storage::{Store, TransactionMerger};
 use parking_lot::{Mutex, RwLock};
 
-use super::control::IndexControl;
-use super::definition::{Aggregation, AutoIndexDefinition, AutoIndexField};
-use super::failure::Attempts;
-use super::output_collection::ReduceOutput;
-use super::worker;
+use super::aggregation::Aggregation;
+use super::control::{IndexControl, CONTROL_FILE};
+use super::definition::AutoIndexDefinition;
+use super::field::AutoIndexField;
+use super::handle::{IndexHandle, REPLACEMENT_PREFIX};
+use super::worker::{self, CatchUpListener};
 use crate::commit_watch::CommitWatch;
+use crate::version_hasher::VersionHasher;
 use crate::EngineError;
 
 const DEFINITION_FILE: &str = "definition.json";
-/// How RavenDB names the index built side by side to replace another (`ReplacementOf/Orders/Totals`).
-pub const REPLACEMENT_PREFIX: &str = "ReplacementOf/";
-const MAX_KEPT_ERRORS: usize = 500;
-
-#[derive(Debug, Clone)]
-pub struct IndexingError {
-    pub document: String,
-    pub message: String,
-    pub at: i64,
-    pub action: String,
-}
-
-#[derive(Default)]
-pub struct IndexCounters {
-    pub map_attempts: AtomicU64,
-    pub map_successes: AtomicU64,
-    pub map_errors: AtomicU64,
-    pub reduce_attempts: AtomicU64,
-    pub reduce_errors: AtomicU64,
-    pub batches: AtomicU64,
-    pub last_indexing_time: AtomicI64,
-}
-
-/// Where an index keeps its entries: a tantivy index (map), reduce values (automatic map-reduce), or map
-/// entries and reduce results with a tantivy index over the results (static map-reduce).
-pub enum IndexBackend {
-    Search(Box<DocumentIndex>),
-    Reduce(ReduceStore),
-    StaticReduce { store: MapReduceStore, results: Box<DocumentIndex> },
-}
-
-impl IndexBackend {
-    pub fn last_indexed_etag(&self) -> u64 {
-        match self {
-            IndexBackend::Search(index) => index.last_indexed_etag(),
-            IndexBackend::Reduce(store) => store.last_etag().unwrap_or(0),
-            // Both are replayable from the older one (a replayed batch gives the same state).
-            IndexBackend::StaticReduce { store, results } => store.last_etag().unwrap_or(0).min(results.last_indexed_etag()),
-        }
-    }
-
-    pub fn entries_count(&self) -> u64 {
-        match self {
-            IndexBackend::Search(index) => index.entries_count(),
-            IndexBackend::Reduce(store) => store.count().unwrap_or(0),
-            IndexBackend::StaticReduce { results, .. } => results.entries_count(),
-        }
-    }
-
-    pub fn size_on_disk(&self) -> u64 {
-        match self {
-            IndexBackend::Search(index) => index.size_on_disk(),
-            IndexBackend::Reduce(store) => store.size_on_disk(),
-            IndexBackend::StaticReduce { store, results } => store.size_on_disk() + results.size_on_disk(),
-        }
-    }
-}
-
-pub struct IndexHandle {
-    pub definition: AutoIndexDefinition,
-    pub dir: PathBuf,
-    pub index: IndexBackend,
-    /// Every document and tombstone up to this etag is reflected in the index (in memory; the durable
-    /// value is the tantivy commit payload, which may lag while nothing relevant changes).
-    pub processed_etag: AtomicU64,
-    pub counters: IndexCounters,
-    pub errors: Mutex<VecDeque<IndexingError>>,
-    /// What the worker is doing now, for the stats endpoints.
-    pub status: Mutex<String>,
-    pub created_at: i64,
-    pub last_query_time: AtomicI64,
-    /// Set when a worker batch failed as a whole (not a single document).
-    pub faulted: Mutex<Option<String>>,
-    /// A failing checkpoint was recorded in `errors` (reported once until one succeeds).
-    pub checkpoint_failure_reported: Mutex<bool>,
-    /// Disabled / paused, priority, lock mode.
-    pub control: IndexControl,
-    /// Static indexes: the documents each mapped document loaded.
-    pub references: Option<ReferenceStore>,
-    /// Map-reduce indexes with `OutputReduceToCollection`: where their results are written as documents.
-    pub output: Option<ReduceOutput>,
-    /// The output documents must be compared with the stored results (at start, after a failed write).
-    pub output_resync: AtomicBool,
-    stop: AtomicBool,
-    thread: Mutex<Option<JoinHandle<()>>>,
-}
-
-impl IndexHandle {
-    /// The name clients see: the definition's, prefixed while the index is a side-by-side replacement.
-    pub fn name(&self) -> String {
-        if self.control.is_replacement() {
-            format!("{REPLACEMENT_PREFIX}{}", self.definition.name)
-        } else {
-            self.definition.name.clone()
-        }
-    }
-
-    pub fn should_stop(&self) -> bool {
-        self.stop.load(Ordering::Relaxed)
-    }
-
-    pub fn record_error(&self, error: IndexingError) {
-        let mut errors = self.errors.lock();
-        if errors.len() >= MAX_KEPT_ERRORS {
-            errors.pop_front();
-        }
-        errors.push_back(error);
-    }
-
-    pub fn attempts(&self) -> Attempts {
-        let load = |c: &AtomicU64| c.load(Ordering::Relaxed);
-        Attempts {
-            map_attempts: load(&self.counters.map_attempts),
-            map_errors: load(&self.counters.map_errors),
-            reduce_attempts: load(&self.counters.reduce_attempts),
-            reduce_errors: load(&self.counters.reduce_errors),
-        }
-    }
-
-    /// Forgets the map and reduce attempts (an errored index enabled again starts its count afresh).
-    pub fn clear_attempts(&self) {
-        let counters = &self.counters;
-        for counter in
-            [&counters.map_attempts, &counters.map_successes, &counters.map_errors, &counters.reduce_attempts, &counters.reduce_errors]
-        {
-            counter.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// Marks the index errored when it has failed too often (`failure.rs`); true when it is errored.
-    pub fn error_if_failing(&self, caught_up: bool) -> bool {
-        if self.control.is_errored() {
-            return true;
-        }
-        let attempts = self.attempts();
-        if !attempts.make_index_errored(caught_up) {
-            return false;
-        }
-        let reason = attempts.explain(&self.name());
-        tracing::warn!(index = %self.name(), %reason, "index errored: it stops indexing until it is reset, enabled or redefined");
-        if let Err(e) = self.control.set_errored(&self.dir, reason) {
-            tracing::warn!(index = %self.name(), error = %e, "could not save the errored state; it holds until restart");
-        }
-        true
-    }
-
-    fn stop_and_join(&self, watch: &CommitWatch) {
-        self.stop.store(true, Ordering::Relaxed);
-        watch.wake_all();
-        if let Some(thread) = self.thread.lock().take() {
-            let _ = thread.join();
-        }
-    }
-}
 
 /// When unused automatic indexes are marked idle and then deleted.
 #[derive(Debug, Clone, Copy)]
 pub struct AutoIndexLifetimes {
+    /// Unqueried this long, an automatic index is idle.
     pub idle_after: Duration,
+    /// Idle this much longer, it is deleted.
     pub delete_after: Duration,
 }
 
+/// The indexes of one database: it opens them, creates automatic ones on demand, replaces, resets and
+/// deletes them, and owns their worker threads.
 pub struct IndexRegistry {
     /// Indexing of the whole database is stopped (`/admin/indexes/stop` without a name); new indexes start
     /// paused too.
@@ -199,28 +49,11 @@ pub struct IndexRegistry {
     create_lock: Mutex<()>,
 }
 
-fn index_spec(definition: &AutoIndexDefinition) -> IndexSpec {
-    IndexSpec {
-        fields: definition
-            .fields
-            .iter()
-            .map(|f| FieldSpec {
-                path: f.path.clone(),
-                search: f.search,
-                exact: f.exact,
-                spatial: f.spatial,
-                analyzer: f.analyzer.clone(),
-                spatial_options: f.spatial_options,
-                case_sensitive: f.case_sensitive,
-                analyzed_only: f.analyzed_only,
-            })
-            .collect(),
-    }
-}
-
+/// A directory name for an index: its name made safe for file systems, and a hash telling apart names that
+/// become the same.
 fn directory_name(name: &str) -> String {
     let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).take(80).collect();
-    format!("{safe}-{:08x}", crate::reads::VersionHasher::of(name) as u32)
+    format!("{safe}-{:08x}", VersionHasher::of(name) as u32)
 }
 
 impl IndexRegistry {
@@ -265,11 +98,11 @@ impl IndexRegistry {
                 Err(e) => {
                     tracing::warn!(index = %definition.name, error = %e, "index could not be opened; rebuilding it");
                     // The control state (replacement, generation, lock mode) outlives the rebuild.
-                    let control = std::fs::read(path.join(super::control::CONTROL_FILE)).ok();
+                    let control = std::fs::read(path.join(CONTROL_FILE)).ok();
                     let _ = std::fs::remove_dir_all(&path);
                     if let Some(control) = control {
                         let _ = std::fs::create_dir_all(&path);
-                        let _ = std::fs::write(path.join(super::control::CONTROL_FILE), control);
+                        let _ = std::fs::write(path.join(CONTROL_FILE), control);
                     }
                     registry.start(definition, &path)?;
                 }
@@ -301,54 +134,23 @@ impl IndexRegistry {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
         std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
-        let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some());
-        let handle_is_static = definition.is_static();
-        let index = if static_reduce {
-            // After a crash the worker rewrites results that are behind the store (`worker::resync_results`).
-            let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-            IndexBackend::StaticReduce { store: MapReduceStore::open(&dir.join("map-reduce"))?, results: Box::new(results) }
-        } else if definition.is_map_reduce() {
-            IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"))?)
-        } else {
-            let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(&definition))
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-            IndexBackend::Search(Box::new(index))
-        };
-        let output = if static_reduce { ReduceOutput::of(&definition) } else { None };
-        let handle = Arc::new(IndexHandle {
-            processed_etag: AtomicU64::new(index.last_indexed_etag()),
-            definition,
-            dir: dir.to_owned(),
-            index,
-            counters: IndexCounters::default(),
-            errors: Mutex::new(VecDeque::new()),
-            status: Mutex::new("Starting".into()),
-            created_at: corvid_types::now_nanos(),
-            last_query_time: AtomicI64::new(0),
-            faulted: Mutex::new(None),
-            checkpoint_failure_reported: Mutex::new(false),
-            control: IndexControl::load(dir),
-            references: if handle_is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
-            output,
-            output_resync: AtomicBool::new(true),
-            stop: AtomicBool::new(false),
-            thread: Mutex::new(None),
-        });
+        let handle = Arc::new(IndexHandle::open(definition, dir)?);
         if self.all_paused.load(Ordering::Relaxed) {
             handle.control.set_paused(true);
         }
-        let weak: Weak<IndexRegistry> = Arc::downgrade(self);
+        let registry: Weak<IndexRegistry> = Arc::downgrade(self);
+        let registry: Weak<dyn CatchUpListener> = registry;
         let (h, store, merger, watch) = (handle.clone(), self.store.clone(), self.merger.clone(), self.watch.clone());
         let thread = std::thread::Builder::new()
             .name(format!("index:{}", handle.definition.name))
-            .spawn(move || worker::run(&h, &store, &merger, &watch, &weak))
+            .spawn(move || worker::run(&h, &store, &merger, &watch, &registry))
             .map_err(|e| EngineError::Internal(format!("cannot start indexing thread: {e}")))?;
-        *handle.thread.lock() = Some(thread);
+        handle.set_worker(thread);
         self.indexes.write().push(handle.clone());
         Ok(handle)
     }
 
+    /// Every index, replacements included.
     pub fn all(&self) -> Vec<Arc<IndexHandle>> {
         self.indexes.read().clone()
     }
@@ -508,6 +310,7 @@ impl IndexRegistry {
         (AutoIndexDefinition::map_reduce(collection, group_by.to_vec(), wanted), base)
     }
 
+    /// The automatic map-reduce index that answers this `group by` as it is, if there is one.
     pub(super) fn find_covering_reduce(
         &self,
         collection: &str,
@@ -517,6 +320,8 @@ impl IndexRegistry {
         self.all().into_iter().find(|h| h.definition.covers_reduce(collection, group_by, aggregations))
     }
 
+    /// The automatic map index that covers the query as it is, if there is one: of several, the one that has
+    /// indexed the most, then the widest.
     pub(super) fn find_covering(&self, collection: &str, needed: &[AutoIndexField]) -> Option<Arc<IndexHandle>> {
         self.indexes
             .read()
@@ -610,6 +415,16 @@ impl IndexRegistry {
         for handle in self.all() {
             handle.stop_and_join(&self.watch);
         }
+    }
+}
+
+impl CatchUpListener for IndexRegistry {
+    fn caught_up(&self, index: &IndexHandle) {
+        self.retire_superseded(&index.definition);
+    }
+
+    fn ready_to_swap(&self, replacement: &IndexHandle) -> Result<bool, EngineError> {
+        self.promote(replacement)
     }
 }
 

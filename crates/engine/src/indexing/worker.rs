@@ -8,17 +8,16 @@ use std::sync::Weak;
 use std::time::Duration;
 
 use corvid_index::{DocumentIndex, MappedDocument};
-use corvid_js::Host;
 use corvid_storage::MapOutput;
 use corvid_storage::{DocumentEntries, MapReduceStore, ReadTxn, ReferenceStore};
 use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
-use super::definition::{Aggregation, AutoIndexDefinition};
-use super::js_map::JsMapProgram;
+use super::aggregation::{array_content_path, Aggregation};
+use super::definition::AutoIndexDefinition;
+use super::handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError};
+use super::mapper::{MapError, Mapper, SnapshotHost};
 use super::output_collection::OutputChanges;
-use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
-use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
 use crate::EngineError;
@@ -41,149 +40,9 @@ const REDUCE_BATCH_PAUSE: Duration = Duration::from_millis(40);
 /// Document bytes read into one batch at most: a batch of large documents ends early rather than holding
 /// gigabytes in memory.
 const BATCH_BYTES: usize = 128 << 20;
-/// Index entries one document may produce over all the maps of a static index (each C# map is also held
-/// to it by its own budget, which stops it while it evaluates).
-const MAX_OUTPUTS_PER_DOCUMENT: usize = corvid_linq::DEFAULT_MAX_OUTPUTS;
 /// After a failed batch the worker waits 1 s, then twice as long after each further failure, up to this: a
 /// full disk is retried without spinning and picked up again within seconds once space returns.
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
-
-/// How a worker turns documents into index entries: by paths (automatic indexes) or by running the
-/// static index's maps. Built on the worker's thread (a JavaScript runtime cannot move between threads).
-enum Mapper {
-    Paths,
-    JavaScript(JsMapProgram),
-    CSharp(Box<corvid_linq::LinqIndex>),
-}
-
-type Entry = serde_json::Map<String, serde_json::Value>;
-
-/// A C# map entry as index fields: created fields by their names, spatial fields as points (or WKT).
-fn linq_entry(entry: corvid_linq::IndexEntry) -> Entry {
-    let mut fields = entry.fields;
-    for created in entry.created {
-        fields.insert(created.name, created.value);
-    }
-    for (name, value) in entry.spatial {
-        let value = match value {
-            corvid_linq::SpatialValue::Point { lat, lng } => serde_json::json!({"Latitude": lat, "Longitude": lng}),
-            corvid_linq::SpatialValue::Wkt(wkt) => wkt,
-        };
-        fields.insert(name, value);
-    }
-    fields
-}
-
-impl Mapper {
-    fn for_definition(definition: &AutoIndexDefinition) -> Result<Mapper, String> {
-        match &definition.static_index {
-            None => Ok(Mapper::Paths),
-            Some(s) if s.language == SourceLanguage::CSharp => Ok(Mapper::CSharp(Box::new(compile_linq(&s.maps, s.reduce.as_deref())?))),
-            Some(s) => {
-                let sources = s.definition.get("AdditionalSources").and_then(serde_json::Value::as_object).cloned().unwrap_or_default();
-                Ok(Mapper::JavaScript(JsMapProgram::compile(&s.maps, s.reduce.as_deref(), &sources)?))
-            }
-        }
-    }
-
-    /// The entries of one document (static indexes).
-    fn map_document(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
-        let entries = self.map_unchecked(record, host)?;
-        if entries.len() > MAX_OUTPUTS_PER_DOCUMENT {
-            return Err(format!(
-                "The maps produced {} index entries for this document, over the limit of {MAX_OUTPUTS_PER_DOCUMENT}",
-                entries.len()
-            ));
-        }
-        Ok(entries)
-    }
-
-    fn map_unchecked(&self, record: &corvid_storage::DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, String> {
-        match self {
-            Mapper::Paths => Err("automatic indexes are mapped by path".into()),
-            Mapper::JavaScript(program) => program.map(&record.collection, &record.to_json_string(false), host),
-            Mapper::CSharp(program) => {
-                let body: serde_json::Value = corvid_types::json::parse(&record.body).map_err(|e| e.to_string())?;
-                let metadata = if program.reads_metadata() {
-                    let mut wire: serde_json::Value = corvid_types::json::parse(&record.to_json_string(true)).map_err(|e| e.to_string())?;
-                    wire.get_mut("@metadata").map(serde_json::Value::take).unwrap_or(serde_json::Value::Null)
-                } else {
-                    serde_json::Value::Null
-                };
-                let maps = program.map_count();
-                let mut body = Some(body);
-                let mut entries = Vec::new();
-                for map_no in 0..maps {
-                    // The last map takes the document itself, the others a copy.
-                    let doc = if map_no + 1 == maps { body.take() } else { body.clone() }.unwrap_or(serde_json::Value::Null);
-                    let mapped =
-                        program.map_owned(map_no, &record.id, &record.collection, doc, &metadata, host).map_err(|e| e.to_string())?;
-                    entries.extend(mapped.into_iter().map(linq_entry));
-                }
-                Ok(entries)
-            }
-        }
-    }
-
-    /// The reduce key of a map entry (JSON text), as canonical JSON text.
-    fn reduce_key(&self, entry: &str) -> Result<String, String> {
-        match self {
-            Mapper::JavaScript(program) => program.reduce_key(entry),
-            Mapper::CSharp(program) => {
-                let value: serde_json::Value = corvid_types::json::parse(entry).map_err(|e| e.to_string())?;
-                Ok(program.group_key(&value).map_err(|e| e.to_string())?.to_string())
-            }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
-        }
-    }
-
-    /// Reduces the entries (JSON texts) of one key into results (JSON texts).
-    fn reduce(&self, key: &str, entries: &[String]) -> Result<Vec<String>, String> {
-        match self {
-            Mapper::JavaScript(program) => program.reduce(key, entries),
-            Mapper::CSharp(program) => {
-                let values = entries
-                    .iter()
-                    .map(|e| corvid_types::json::parse(e))
-                    .collect::<Result<Vec<serde_json::Value>, _>>()
-                    .map_err(|e| e.to_string())?;
-                let out = program.reduce(&values).map_err(|e| e.to_string())?;
-                Ok(out.into_iter().map(|v| v.to_string()).collect())
-            }
-            Mapper::Paths => Err("automatic indexes have no reduce function".into()),
-        }
-    }
-}
-
-/// Answers `load()` in index maps from the batch's snapshot.
-struct SnapshotHost<'a, 't> {
-    snapshot: &'a ReadTxn<'t>,
-    /// Keys loaded while mapping the current document (its references).
-    loaded: Vec<String>,
-}
-
-impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
-    fn load(&mut self, id: &str) -> Option<serde_json::Value> {
-        self.loaded.push(id_key(id));
-        let record = self.snapshot.document(&id_key(id)).ok()??;
-        corvid_types::json::parse(&record.to_json_string(false)).ok()
-    }
-}
-
-impl Host for SnapshotHost<'_, '_> {
-    fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
-        let arguments: Vec<serde_json::Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
-        match (op, arguments.first()) {
-            ("load", Some(serde_json::Value::String(id))) => {
-                self.loaded.push(id_key(id));
-                let record = self.snapshot.document(&id_key(id)).map_err(|e| e.to_string())?;
-                Ok(record.map(|r| r.to_json_string(false)).unwrap_or_else(|| "null".to_owned()))
-            }
-            ("load", _) => Ok("null".to_owned()),
-            (other, _) => Err(format!("{other}() is not available in index maps")),
-        }
-    }
-}
 
 /// Several entries of one document become one: each field holds every entry's values.
 fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -> serde_json::Value {
@@ -205,13 +64,32 @@ fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -
     serde_json::Value::Object(merged)
 }
 
-pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watch: &CommitWatch, registry: &Weak<IndexRegistry>) {
+/// What a worker tells the owner of its index once the index has caught up. The registry implements it; the
+/// worker holds it weakly, so that a worker never keeps the registry of a closed database alive.
+pub(super) trait CatchUpListener: Send + Sync {
+    /// The index caught up for the first time since its worker started: the narrower automatic indexes it
+    /// covers can go.
+    fn caught_up(&self, index: &IndexHandle);
+
+    /// A side-by-side replacement caught up and is durable: it may take the place of the index of its name.
+    /// False when the swap must wait (the worker asks again the next time it has caught up).
+    fn ready_to_swap(&self, replacement: &IndexHandle) -> Result<bool, EngineError>;
+}
+
+/// The worker loop of one index, until the index is stopped.
+pub(super) fn run(
+    handle: &IndexHandle,
+    store: &Store,
+    merger: &TransactionMerger,
+    watch: &CommitWatch,
+    registry: &Weak<dyn CatchUpListener>,
+) {
     let mapper = loop {
         match Mapper::for_definition(&handle.definition) {
             Ok(mapper) => break mapper,
             Err(e) => {
                 // Checked when the index was defined; reaching here means the runtime refused it (memory).
-                *handle.faulted.lock() = Some(e.clone());
+                *handle.faulted.lock() = Some(e.to_string());
                 *handle.status.lock() = format!("Error: the maps do not compile: {e}");
                 if handle.should_stop() {
                     return;
@@ -255,7 +133,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                 }
                 if !retired_narrower {
                     if let Some(registry) = registry.upgrade() {
-                        registry.retire_superseded(&handle.definition);
+                        registry.caught_up(handle);
                     }
                     retired_narrower = true;
                 }
@@ -265,7 +143,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                     // Durable before it answers queries in place of the index it replaces.
                     checkpoint(handle, true);
                     if let Some(registry) = registry.upgrade() {
-                        if let Err(e) = registry.promote(handle) {
+                        if let Err(e) = registry.ready_to_swap(handle) {
                             tracing::warn!(index = %handle.name(), error = %e, "could not swap the replacement in; retrying");
                         }
                     }
@@ -282,7 +160,7 @@ pub fn run(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, watc
                         document: String::new(),
                         message: e.to_string(),
                         at: now_nanos(),
-                        action: "Write".into(),
+                        action: IndexingAction::Write,
                     });
                 }
                 *handle.faulted.lock() = Some(e.to_string());
@@ -351,7 +229,7 @@ fn checkpoint(handle: &IndexHandle, stopping: bool) {
     let mut reported = handle.checkpoint_failure_reported.lock();
     if let (Some(message), false) = (&failure, *reported) {
         let message = format!("writing the index to disk failed (it keeps working from memory and retries): {message}");
-        handle.record_error(IndexingError { document: String::new(), message, at: now_nanos(), action: "Checkpoint".into() });
+        handle.record_error(IndexingError { document: String::new(), message, at: now_nanos(), action: IndexingAction::Checkpoint });
     }
     *reported = failure.is_some();
 }
@@ -379,14 +257,14 @@ fn map_static(
     references: &mut Vec<(String, Vec<String>)>,
     emit: &mut dyn FnMut(Mapped) -> Result<(), EngineError>,
 ) -> Result<bool, EngineError> {
-    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
+    let mut host = SnapshotHost::new(snapshot);
     for record in records {
         if interrupted(handle) {
             return Ok(false);
         }
         handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
         let mapped_entries = program.map_document(&record, &mut host);
-        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
+        references.push((id_key(&record.id), host.take_loaded()));
         match mapped_entries {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
@@ -398,7 +276,8 @@ fn map_static(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                let message = e.to_string();
+                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
                 emit(Mapped::Nothing(id_key(&record.id)))?;
             }
         }
@@ -417,7 +296,7 @@ fn map_for_reduce(
     deletes: Vec<String>,
     references: &mut Vec<(String, Vec<String>)>,
 ) -> Option<Vec<(String, Option<DocumentEntries>)>> {
-    let mut host = SnapshotHost { snapshot, loaded: Vec::new() };
+    let mut host = SnapshotHost::new(snapshot);
     // Deletes first, so a document deleted and written again in this batch keeps its new entries.
     let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
     for record in records {
@@ -432,9 +311,9 @@ fn map_for_reduce(
                     let text = serde_json::Value::Object(entry).to_string();
                     Ok((program.reduce_key(&text)?, text))
                 })
-                .collect::<Result<DocumentEntries, String>>()
+                .collect::<Result<DocumentEntries, MapError>>()
         });
-        references.push((id_key(&record.id), std::mem::take(&mut host.loaded)));
+        references.push((id_key(&record.id), host.take_loaded()));
         match keyed {
             Ok(entries) => {
                 handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
@@ -442,7 +321,8 @@ fn map_for_reduce(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id.clone(), message: e, at: now_nanos(), action: "Map".into() });
+                let message = e.to_string();
+                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
                 changes.push((id_key(&record.id), None));
             }
         }
@@ -466,7 +346,12 @@ fn parse_documents(
             }
             Err(e) => {
                 handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError { document: record.id, message: e.to_string(), at: now_nanos(), action: "Map".into() });
+                handle.record_error(IndexingError {
+                    document: record.id,
+                    message: e.to_string(),
+                    at: now_nanos(),
+                    action: IndexingAction::Map,
+                });
             }
         }
     }
@@ -477,8 +362,7 @@ fn parse_documents(
 /// and its count and sums.
 fn reduce_output(definition: &AutoIndexDefinition, body: &serde_json::Value) -> MapOutput {
     // `array(path)` keys hold the whole array at the path, as a plain path with `[]` does here.
-    let key: Vec<serde_json::Value> =
-        definition.group_by.iter().map(|g| value_at(body, super::definition::array_content_path(g).unwrap_or(g))).collect();
+    let key: Vec<serde_json::Value> = definition.group_by.iter().map(|g| value_at(body, array_content_path(g).unwrap_or(g))).collect();
     let mut values = vec![1.0];
     for aggregation in definition.sums() {
         if let Aggregation::Sum(path) = aggregation {
@@ -699,9 +583,9 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
                             // One key's failure is that key's error; the other keys keep their results.
                             handle.record_error(IndexingError {
                                 document: key.to_owned(),
-                                message: e,
+                                message: e.to_string(),
                                 at: now_nanos(),
-                                action: "Reduce".into(),
+                                action: IndexingAction::Reduce,
                             });
                             Ok(Vec::new())
                         }
