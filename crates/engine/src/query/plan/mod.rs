@@ -15,6 +15,9 @@ mod source;
 mod spatial;
 mod where_clause;
 
+#[cfg(test)]
+mod snapshot_tests;
+
 use std::fmt;
 
 use corvid_index::{Filter, SortKey};
