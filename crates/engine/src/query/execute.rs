@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::document_filter::{DocumentFilter, FilteredPage};
 use super::facet_setup::expand_facets;
-use super::plan::{Plan, ProjectionPlan, Source, ID_PATH};
+use super::plan::{Plan, ProjectionPlan, RandomOrder, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use super::request::QueryRequest;
@@ -119,6 +119,14 @@ fn without_metadata(result: &str) -> String {
             Value::Object(map).to_string()
         }
         _ => result.to_owned(),
+    }
+}
+
+/// The seed of a random order; an unseeded one takes the clock's, so each run differs.
+fn seed_of(order: RandomOrder) -> u64 {
+    match order {
+        RandomOrder::Seeded(seed) => seed,
+        RandomOrder::Unseeded => VersionHasher::of(&now_nanos().to_string()) | 1,
     }
 }
 
@@ -705,7 +713,7 @@ impl Database {
             response.total_results = response.results.len() as u64;
         }
         if let Some(order) = plan.random {
-            shuffle(&mut response.results, order.seed());
+            shuffle(&mut response.results, seed_of(order));
         }
         if plan.needs_all_matches() {
             response.results = std::mem::take(&mut response.results).into_iter().skip(plan.skip).take(plan.take).collect();

@@ -13,18 +13,8 @@ use crate::EngineError;
 pub(crate) enum RandomOrder {
     /// `random('seed')`: the same order every time.
     Seeded(u64),
-    /// `random()`: a new order each time the query runs.
+    /// `random()`: a new order each time the query runs (seeded from the clock then).
     Unseeded,
-}
-
-impl RandomOrder {
-    /// The seed to shuffle with; unseeded orders take the clock's.
-    pub fn seed(self) -> u64 {
-        match self {
-            RandomOrder::Seeded(seed) => seed,
-            RandomOrder::Unseeded => crate::reads::VersionHasher::of(&corvid_types::now_nanos().to_string()) | 1,
-        }
-    }
 }
 
 /// The sort keys of `order by` (none for `random()`); sorted fields are needed in the index.
