@@ -4,7 +4,7 @@
 use corvid_rql::FromSource;
 
 use super::catalog::IndexCatalog;
-use super::facet_setup::setup_fields;
+use super::facet_setup::{setup_fields, uses_setup_documents};
 use super::plan::{plan, reject_unsupported, Source};
 use super::request::QueryRequest;
 use crate::indexing::{IndexExplanation, QueryExplanation};
@@ -38,7 +38,7 @@ impl Database {
             }
             Source::AutoIndex { collection, fields } => {
                 let mut needed = fields.clone();
-                if let Some(facets) = &plan.facets {
+                if let Some(facets) = plan.facets.as_deref().filter(|f| uses_setup_documents(f)) {
                     needed.extend(setup_fields(facets, &self.store.read()?, request)?);
                 }
                 Ok(catalog.explain_map(collection, &needed))

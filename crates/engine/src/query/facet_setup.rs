@@ -34,6 +34,11 @@ pub(crate) fn expand_facets(
     Ok(facets)
 }
 
+/// Whether any of `planned` is a setup document's.
+pub(crate) fn uses_setup_documents(planned: &[PlannedFacet]) -> bool {
+    planned.iter().any(|facet| matches!(facet, PlannedFacet::Setup { .. }))
+}
+
 /// The fields the setup documents among `planned` need in an index.
 pub(crate) fn setup_fields(
     planned: &[PlannedFacet],

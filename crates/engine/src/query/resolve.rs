@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::facet_setup::setup_fields;
+use super::facet_setup::{setup_fields, uses_setup_documents};
 use super::plan::{plan, GroupByPlan, Output, Plan, Source};
 use super::reduce::{OutputField, OutputSource, ReducePlan};
 use super::request::QueryRequest;
@@ -56,7 +56,7 @@ impl Database {
             }
             Source::AutoIndex { collection, fields } => {
                 let mut needed = fields.clone();
-                if let Some(facets) = &plan.facets {
+                if let Some(facets) = plan.facets.as_deref().filter(|f| uses_setup_documents(f)) {
                     // The fields of facet setup documents decide the index too, so they are read now.
                     needed.extend(setup_fields(facets, &self.store.read()?, request)?);
                 }
