@@ -60,6 +60,14 @@ impl From<StorageError> for EngineError {
     }
 }
 
+/// An index error met while answering a query. Queries report every one as an invalid query (RavenDB's
+/// `InvalidQueryException`) with the index's message.
+impl From<corvid_index::IndexError> for EngineError {
+    fn from(e: corvid_index::IndexError) -> Self {
+        EngineError::InvalidQuery { message: e.to_string() }
+    }
+}
+
 impl EngineError {
     pub fn bad_request(message: impl Into<String>) -> Self {
         EngineError::BadRequest(message.into())

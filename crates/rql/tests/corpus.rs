@@ -1,165 +1,42 @@
-//! Every query quoted in the RQL notes (section 1, including the Python client's forms of section 1.16) parses,
-//! and its canonical `Display` form is stable: display(parse(display(parse(q)))) == display(parse(q)).
+//! Every query of the corpus (`corpus.rql`: the queries quoted in the RQL notes, section 1, including the
+//! Python client's forms of section 1.16, and the C# client's forms) parses, and its canonical `Display` form
+//! is stable: display(parse(display(parse(q)))) == display(parse(q)).
 
 use corvid_rql::parse;
 
-pub const CORPUS: &[&str] = &[
-    // 1.16: Python client forms.
-    "from 'Users'",
-    "from index 'Users/ByName' as u",
-    "from index 'Users/ByName'",
-    "from 'Users' where Name = $p0 and Age > $p1",
-    "from 'Users' where Name != $p0",
-    "from 'Users' where Name in ($p0)",
-    "from 'Users' where Tags all in ($p0)",
-    "from 'Users' where Age between $p0 and $p1",
-    "from 'Users' where search(Name, $p0)",
-    "from 'Users' where search(Name, $p0, and)",
-    "from 'Users' where startsWith(Name, $p0)",
-    "from 'Users' where endsWith(Name, $p0)",
-    "from 'Users' where regex(Name, $p0)",
-    "from 'Users' where lucene(Name, $p0)",
-    "from 'Users' where exists(Name)",
-    "from 'Users' where boost(search(Name, $p0), 10)",
-    "from 'Users' where fuzzy(Name = $p0, 0.5)",
-    "from 'Users' where proximity(search(Name, $p0), 2)",
-    "from 'Users' where exact(Name = $p0)",
-    "from 'Users' where exists(Name) and not Name = $p0",
-    "from 'Users' where true and not Name = $p0",
-    "from 'Users' where intersect(A = $p0, B = $p1)",
-    "from 'Users' where spatial.within(Coordinates, spatial.circle($p0, $p1, $p2, 'Miles'))",
-    "from 'Users' where spatial.intersects(WKT, spatial.wkt($p0), 0)",
-    "from 'Users' where Ref = cmpxchg($p0)",
-    "from 'Users' where Date > now()",
-    "from 'Users' where Date = today()",
-    "from 'Users' where moreLikeThis(id() = $p0, $p1)",
-    "from 'Users' where vector.search(embedding.text(Desc), $p0, 0.75, 20)",
-    "from 'Orders' group by Company",
-    "from 'Orders' group by Array(Lines[].Product)",
-    "from 'Users' order by Name",
-    "from 'Users' order by Age as long desc",
-    "from 'Users' order by Price as double",
-    "from 'Users' order by Name as alphaNumeric",
-    "from 'Users' order by score()",
-    "from 'Users' order by random('seed')",
-    "from 'Users' order by spatial.distance(Coordinates, spatial.point($p0, $p1), $p2)",
-    "from 'Users' order by custom(Name, 'MySorter')",
-    "from 'Orders' as o load o.Company as c",
-    "from 'Users' select Name, Address.City as City",
-    "from 'Users' select distinct Name",
-    "from 'Orders' group by Company select key() as 'Company', count() as Count, sum(Total) as Total",
-    "from 'Cameras' select facet(Brand, $p0) as BrandX",
-    "from 'Products' select suggest(Name, $p0, $p1) as Alt",
-    "from 'Users' as u include Company,counters(u, 'Likes'),timeseries(u, 'HR', null,null),cmpxchg('Ref'),highlight(Body,128,1,$p0),explanations($p1),timings()",
-    "from 'Users' limit $p2, $p3",
-    "from 'Users' where Name = $p0 and Age > $p1 order by Age as long desc select Name include Company limit $p2, $p3",
-    // 1.3 - 1.15 examples.
-    "from Users",
-    "from @all_docs",
-    "from '@all_docs' where Name = 'x'",
-    "from Users as u where u.Name = 'Jane'",
-    "from Users u where u.Name = 'Jane'",
-    "from Orders where Lines[].ProductName = 'Chang'",
-    "from Orders where Address.City = 'x'",
-    "from Orders where Items[0].Name = 'x'",
-    "from Users where 'First Name' = 'Jane'",
-    "from Users where \"Address\".\"City\" = 'Paris'",
-    "from Users where '@metadata'.'@collection' = 'Users'",
-    "from Users where @metadata.@collection = 'Users'",
-    "from Users where Name = 'O''Neil'",
-    "from Users where Count >= 10_000 and Ratio < -0.5",
-    "from Users where id() = 'users/1'",
-    "from Users where id() in ('users/1', 'users/2')",
-    "from Users where startsWith(id(), 'users/')",
-    "from Orders group by Company where count() > 5 order by count() as long desc select Company, count()",
-    "from Orders group by Company select key() as Company, count()",
-    "from Orders group by Employee, Company select Employee as EmployeeIdentifier, Company, count()",
-    "from Orders group by ShipTo.Country select ShipTo.Country as Country, sum(Lines[].Quantity) as Qty",
-    "from Orders group by Lines[].Product select Lines[].Product, count()",
-    "from Orders group by array(Lines[].Product) select key() as Products, count()",
-    "from Users where boost(Name = $p0, 2)",
-    "from Users where boost( (a = 1 or b = 2), $p1)",
-    "from Users where exact(Name in ($p0))",
-    "from Users where moreLikeThis(id() = $p0)",
-    "from Users where moreLikeThis($docJson, $opts)",
-    "from Users where vector.search(Embedding, $p0)",
-    "from Users where exact(vector.search(Embedding, $p0))",
-    "from Users where vector.search(embedding.forDoc($id), $p0)",
-    "from Users where spatial.within(spatial.point(lat, lng), spatial.circle(10, 32.1, 34.8))",
-    "from Users where spatial.contains(Shape, spatial.wkt($p0, 'Miles'))",
-    "from Users where spatial.disjoint(Shape, spatial.wkt('POINT (10 20)'))",
-    "from Users where Email = cmpxchg($p0)",
-    "from Users order by score() desc",
-    "from Users order by random()",
-    "from Users order by Name asc, Age as long descending, Price as double ascending",
-    "from Users order by Name nulls last, Age desc nulls first",
-    "from Users order by spatial.distance(Field, spatial.wkt($p))",
-    "from Users order by spatial.distance(spatial.point(a.lat, a.lng), spatial.point(35.1, -106.3), 25)",
-    "from Orders group by Company order by sum(Freight) as double select Company, sum(Freight)",
-    "from Orders as o load o.Company as c, o.Employee as e select { Company: c.Name, Employee: e.FirstName }",
-    "from Orders as o load o.Company as c select c.Name as CompanyName",
-    "from Orders as o load o.Company c, o.Employee e select c.Name",
-    "from Users select Name, Address.City as City, Lines[].ProductName as Products",
-    "from Cameras select Brand as 'Camera Brand'",
-    "from Users select distinct *",
-    "from Users select *",
-    "from Employees as e select { FullName: e.FirstName + ' ' + e.LastName }",
-    "declare function f(x) { return { Name: x.Name }; } from Employees as e select f(e)",
-    "declare function a(x) { return x; }\ndeclare function b(x, y) { if (x) { return '}'; } return y; }\nfrom Employees as e select a(e), b(e, 1)",
-    "from Cameras select facet(Brand)",
-    "from Cameras select facet(Brand, sum(UnitsInStock), avg(Price), min(Price), max(MegaPixels)) as 'Camera Brand'",
-    "from Cameras select facet(Price < $p0, Price >= $p1 and Price < $p2, Price >= $p3)",
-    "from Cameras select facet(id('facets/CameraFacets'))",
-    "from Cameras select facet(Brand), facet(Price < 200, Price between 200 and 400)",
-    "from Products select suggest(ProductName, $p0)",
-    "from Products select suggest(CompanyName, 'chese'), suggest(ContactName, 'frank')",
-    "from Users include Company",
-    "from Orders include 'Lines[].Product'",
-    "from Orders as c include c.Employee",
-    "from Users include counters(Name), counters(), counters($p0)",
-    "from Users include timeseries('HeartRate', '2020-01-01T00:00:00', null)",
-    "from Users as x include timeseries(x, 'HR', last(10)), timeseries(x, 'HR', last(5, 'Minutes'))",
-    "from Users include cmpxchg('path')",
-    "from Users include revisions($p0), revisions('Path')",
-    "from Users include highlight(Field, 128, 1, $opts), explanations(), explanations($p1), timings()",
-    "from Users limit 10",
-    "from Users limit 10 offset 5",
-    "from Users offset 5",
-    "from Users limit 5, 10",
-    "from Users select Name limit 5 include Company",
-    "from Users where Age > 30 update { this.Flag = true; }",
-    "from index 'X' where Age > 30 update { this.Flag = true; }",
-    "from Users update { this.Name = this.Name + '}'; /* } */ // }\n }",
-    "from Employees filter Address.Country = 'USA' filter_limit 100",
-    "from Employees where Age > 5 filter Address.Country = 'USA' select Name limit 10 filter_limit 100",
-    "from Employees as filter where filter.Age > 5",
-    "declare timeseries f(x) { from x.HeartRate between $a and $b group by '1 hour' select avg(), max() } from Users as u select f(u)",
-    "from Users select timeseries(from HeartRate last 1 hour group by '10 min' select max()) as HR",
-    "FROM Users WHERE Name = 'x' ORDER BY Name DESC SELECT Name LIMIT 1",
-    "from Users // a comment\nwhere /* block */ Name = 'x'",
-    "from Users where (Name = 'a' or Name = 'b') and Age > 3",
-    "from Users where Name = 'a' or Name = 'b' and Age > 3",
-    "from Users where not (A = 1 or B = 2) and C = 3",
-    "from Users where A = 1 and not B = 2 or not C = 3",
-    "from Users where Name == 'x' or Name <> 'y' or Age <= 3 or Age >= 4 or Age < 5",
-    "from Users where Active = true and Deleted = false and Manager = null",
-    "from Users where A = B",
-    "from Orders where Lines[].Product in ('products/1', 'products/2')",
-    "from Orders where Tags all in ('a', 'b')",
-    "from Orders where Name between 'a' and 'm'",
-    "from Users where search(Name, 'a b') or boost(search(Bio, $p0), 2.5)",
-    "from Users where lucene(Name, 'Jo*') and regex(Name, '^J.*$')",
-    // C# client forms: reserved-word aliases are quoted, generated aliases start with `_`.
-    "from 'Orders' as 'order' select { Employee : load(order.Employee), Company : order.Company }",
-    "from 'Orders' as _function select { Employee : load(_function.Employee), Company : _function.Company }",
-    "FROM Users as u WHERE Name = $p0 SELECT { FullName : u.Name+\" \"+u.LastName, FirstName : u.Name }",
-    "declare function output(__alias0) {\n\tvar order = __alias0;\n\tvar sum = order.Lines.map(function(l){return l.PricePerUnit*l.Quantity;}).reduce(function(a, b) { return a + b; }, 0);\n\treturn { Sum : sum };\n}\nfrom 'Orders' as __alias0 where __alias0.Company = $p0 select output(__alias0)",
-    "from 'Orders' as o load o.Company as __alias0 select output(o, __alias0)",
-];
+/// The corpus file: one query a line (`\n`, `\t` and `\\` stand for a newline, a tab and a backslash);
+/// lines starting with `#` and empty lines are not queries.
+const CORPUS_FILE: &str = include_str!("corpus.rql");
+
+/// The queries of the corpus file.
+fn corpus() -> Vec<String> {
+    CORPUS_FILE.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).map(unescape).collect()
+}
+
+/// A corpus line as the query it stands for.
+fn unescape(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('\\') => out.push('\\'),
+            other => panic!("unknown escape \\{other:?} in corpus.rql: {line}"),
+        }
+    }
+    out
+}
 
 #[test]
 fn every_documented_query_parses_and_round_trips() {
-    for q in CORPUS {
+    let corpus = corpus();
+    assert!(!corpus.is_empty(), "corpus.rql holds no query");
+    for q in &corpus {
         let parsed = parse(q).unwrap_or_else(|e| panic!("{q}\n  -> {e}"));
         let first = parsed.to_string();
         let reparsed = parse(&first).unwrap_or_else(|e| panic!("{q}\n  displayed as {first}\n  -> {e}"));

@@ -41,6 +41,18 @@ pub(crate) struct DocumentFilter {
     pub limit: Option<usize>,
 }
 
+/// The clause as RQL text with its aliases and limit (the parameters are the query's).
+impl std::fmt::Debug for DocumentFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DocumentFilter")
+            .field("expr", &self.expr.to_string())
+            .field("alias", &self.alias)
+            .field("loads", &self.loads)
+            .field("limit", &self.limit)
+            .finish()
+    }
+}
+
 /// How a filtered scan went, reported as RavenDB's `ScannedResults` and `SkippedResults`.
 #[derive(Debug, Default, Clone, Copy)]
 pub(crate) struct FilterCounts {

@@ -4,68 +4,28 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use corvid_index::{DocumentIndex, Filter};
 use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key, now_nanos};
 use serde_json::{Map, Value};
 
 use super::document_filter::{DocumentFilter, FilteredPage};
-use super::planner::{explain, plan, Plan, ProjectionPlan, Source, ID_PATH};
+use super::facet_setup::expand_facets;
+use super::plan::{Plan, ProjectionPlan, RandomOrder, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
+use super::request::QueryRequest;
+use super::resolve::{ResolvedPlan, Target};
+use super::response::QueryResponse;
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
 use crate::{Cancellation, Database, EngineError};
-
-#[derive(Debug, Clone, Default)]
-pub struct QueryRequest {
-    pub query: String,
-    pub parameters: Map<String, Value>,
-    pub start: Option<usize>,
-    pub page_size: Option<usize>,
-    pub wait_for_non_stale: bool,
-    pub wait_timeout: Option<Duration>,
-    pub metadata_only: bool,
-    /// The query selects documents for a patch or delete by query (`update { }` allowed, no projection).
-    pub for_operation: bool,
-    /// Stops the query between results (and its JavaScript at once) when its client has gone away.
-    pub cancel: Cancellation,
-}
 
 /// The ids a query matches, for patch and delete by query.
 pub(crate) struct MatchedIds {
     pub ids: Vec<String>,
     pub index_name: String,
     pub is_stale: bool,
-}
-
-/// The highlighted fragments of one document (or group key).
-pub type Fragments = (String, Vec<String>);
-
-#[derive(Debug, Clone, Default)]
-pub struct QueryResponse {
-    /// Wire JSON of each result (documents with `@metadata`, or projections).
-    pub results: Vec<String>,
-    pub includes: Vec<(String, String)>,
-    pub included_paths: Vec<String>,
-    /// `include counters(...)`: per result document, its counters (None for a named one it lacks).
-    pub counter_includes: Option<Vec<(String, Vec<Option<crate::CounterDetail>>)>>,
-    /// The counter names asked per document (empty: all), as RavenDB's `IncludedCounterNames`.
-    pub included_counter_names: Vec<(String, Vec<String>)>,
-    pub total_results: u64,
-    pub skipped_results: u64,
-    /// `filter` queries: how many documents the filter evaluated (RavenDB's `ScannedResults`).
-    pub scanned_results: Option<u64>,
-    pub index_name: String,
-    pub is_stale: bool,
-    pub index_timestamp: i64,
-    pub last_query_time: i64,
-    pub result_etag: u64,
-    /// `include highlight(...)`: per field, per document id (or group key), the fragments.
-    pub highlightings: Vec<(String, Vec<Fragments>)>,
-    /// `include explanations()`: per document id, how its score came about.
-    pub explanations: Vec<(String, Vec<String>)>,
-    /// `include timings()` was asked.
-    pub timings: bool,
 }
 
 const DEFAULT_WAIT: Duration = Duration::from_secs(15);
@@ -162,6 +122,14 @@ fn without_metadata(result: &str) -> String {
     }
 }
 
+/// The seed of a random order; an unseeded one takes the clock's, so each run differs.
+fn seed_of(order: RandomOrder) -> u64 {
+    match order {
+        RandomOrder::Seeded(seed) => seed,
+        RandomOrder::Unseeded => VersionHasher::of(&now_nanos().to_string()) | 1,
+    }
+}
+
 /// Fisher-Yates with xorshift64: deterministic for a given seed (`random('seed')`).
 fn shuffle<T>(items: &mut [T], mut seed: u64) {
     for i in (1..items.len()).rev() {
@@ -239,35 +207,41 @@ fn filtered_totals(page: &FilteredPage<'_>, response: &mut QueryResponse) {
     response.scanned_results = Some(page.counts.scanned);
 }
 
-impl Database {
-    /// Which automatic index `request` uses (or would create) and why, without running it or creating anything.
-    pub fn explain_query(&self, request: &QueryRequest) -> Result<crate::indexing::QueryExplanation, EngineError> {
-        explain(self, request)
-    }
+/// The filter `plan` asks of `index`, its moreLikeThis parts completed from `snapshot` (they need a map
+/// index: `index` is None for the others).
+fn index_filter(plan: &Plan, snapshot: &ReadTxn<'_>, index: Option<&DocumentIndex>) -> Result<Filter, EngineError> {
+    plan.filter.to_filter(&mut |more_like_this| match index {
+        Some(index) => more_like_this.filter(snapshot, index),
+        None => Err(EngineError::InvalidQuery { message: "moreLikeThis() needs a map index".into() }),
+    })
+}
 
+impl Database {
+    /// Runs a query: its results, includes and statistics, all from one storage snapshot.
     pub fn query(&self, request: &QueryRequest) -> Result<QueryResponse, EngineError> {
-        let plan = plan(self, request)?;
+        let resolved = self.plan_query(request)?;
+        let plan = &resolved.plan;
         let now = now_nanos();
         let mut response = QueryResponse { last_query_time: now, index_timestamp: now, ..Default::default() };
         response.included_paths = plan.includes.clone();
         response.timings = plan.timings;
         response.highlightings = plan.highlights.iter().map(|h| (h.field.clone(), Vec::new())).collect();
-        match &plan.source {
-            Source::Collection { name } | Source::AllDocs { name } => {
+        match &resolved.target {
+            Target::Documents { name } => {
                 response.index_name = format!("collection/{name}");
                 let snapshot = self.store.read()?;
                 let records = match &plan.document_filter {
-                    Some(filter) => self.filter_collection(&snapshot, &plan, filter, &mut response)?,
-                    None => self.scan_collection(&snapshot, &plan, &mut response)?,
+                    Some(filter) => self.filter_collection(&snapshot, plan, filter, &mut response)?,
+                    None => self.scan_collection(&snapshot, plan, &mut response)?,
                 };
-                self.finish(&snapshot, &plan, records, request, &mut response)?;
+                self.finish(&snapshot, plan, records, request, &mut response)?;
             }
-            Source::Index { handle } => {
+            Target::Index { handle, created, reduce } => {
                 response.index_name = handle.definition.name.clone();
                 handle.last_query_time.store(now, Ordering::Relaxed);
                 // A query that had to create its index waits for it, as RavenDB does, so the first query
                 // of a kind does not answer from an empty index.
-                if request.wait_for_non_stale || plan.created_index {
+                if request.wait_for_non_stale || *created {
                     self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT), &request.cancel);
                 }
                 let processed = handle.processed_etag.load(Ordering::Relaxed);
@@ -275,12 +249,17 @@ impl Database {
                 response.is_stale = self.is_stale(&snapshot, handle, processed)?;
                 let ts = handle.counters.last_indexing_time.load(Ordering::Relaxed);
                 response.index_timestamp = if ts > 0 { ts } else { handle.created_at };
-                if let (Some(reduce), IndexBackend::Reduce(store)) = (&plan.reduce, &handle.index) {
-                    self.run_reduce(reduce, store, &plan, processed, &mut response)?;
+                let search_index = match &handle.index {
+                    IndexBackend::Search(index) => Some(&**index),
+                    _ => None,
+                };
+                let filter = index_filter(plan, &snapshot, search_index)?;
+                if let (Some(reduce), IndexBackend::Reduce(store)) = (reduce, &handle.index) {
+                    self.run_reduce(reduce, store, plan, processed, &mut response)?;
                     return Ok(response);
                 }
                 if let IndexBackend::StaticReduce { store, results } = &handle.index {
-                    self.query_reduce_results(store, results, &plan, processed, &mut response)?;
+                    self.query_reduce_results(store, results, plan, &filter, processed, &mut response)?;
                     return Ok(response);
                 }
                 let IndexBackend::Search(index) = &handle.index else {
@@ -301,7 +280,8 @@ impl Database {
                     return Ok(response);
                 }
                 if let Some(facets) = &plan.facets {
-                    let (total, results) = super::facets::run_facets(index, &plan.filter, facets)?;
+                    let facets = expand_facets(facets, &snapshot, request)?;
+                    let (total, results) = super::facets::run_facets(index, &filter, &facets)?;
                     response.total_results = total;
                     let mut hasher = VersionHasher::new();
                     hasher.add(&processed.to_be_bytes());
@@ -316,15 +296,14 @@ impl Database {
                 // No page is larger than the index itself (clients send "no limit" as the largest integer).
                 let (skip, take) = match &plan.document_filter {
                     Some(_) => (0, usize::MAX), // paging applies to the documents that pass the filter
-                    None => page_of(&plan),
+                    None => page_of(plan),
                 };
                 let take = take.min(index.entries_count() as usize);
-                let found =
-                    index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+                let found = index.search(&filter, &plan.sort, skip, take)?;
                 response.total_results = found.total as u64;
-                if let Some(filter) = &plan.document_filter {
-                    let (skip, take) = page_of(&plan);
-                    let mut page = FilteredPage::new(filter, skip, take);
+                if let Some(document_filter) = &plan.document_filter {
+                    let (skip, take) = page_of(plan);
+                    let mut page = FilteredPage::new(document_filter, skip, take);
                     let mut load = loader(&snapshot);
                     for key in &found.keys {
                         request.cancel.check()?;
@@ -338,7 +317,7 @@ impl Database {
                     let mut hasher = VersionHasher::new();
                     hasher.add(&processed.to_be_bytes());
                     response.result_etag = hasher.finish();
-                    self.finish(&snapshot, &plan, page.records, request, &mut response)?;
+                    self.finish(&snapshot, plan, page.records, request, &mut response)?;
                     return Ok(response);
                 }
                 let mut records = Vec::with_capacity(found.keys.len());
@@ -358,7 +337,7 @@ impl Database {
                 let mut hasher = VersionHasher::new();
                 hasher.add(&processed.to_be_bytes());
                 response.result_etag = hasher.finish();
-                self.finish(&snapshot, &plan, records, request, &mut response)?;
+                self.finish(&snapshot, plan, records, request, &mut response)?;
             }
         }
         Ok(response)
@@ -366,14 +345,15 @@ impl Database {
 
     /// Every id the query matches, in the query's order (no documents are read for indexed queries).
     pub(crate) fn matching_ids(&self, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
-        let plan = plan(self, request)?;
-        self.ids_for_plan(&plan, request)
+        let resolved = self.plan_query(request)?;
+        self.ids_for_plan(&resolved, request)
     }
 
-    fn ids_for_plan(&self, plan: &Plan, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
+    fn ids_for_plan(&self, resolved: &ResolvedPlan, request: &QueryRequest) -> Result<MatchedIds, EngineError> {
+        let plan = &resolved.plan;
         let (skip, take) = (plan.skip, plan.take);
-        match &plan.source {
-            Source::Collection { name } | Source::AllDocs { name } => {
+        match &resolved.target {
+            Target::Documents { name } => {
                 let snapshot = self.store.read()?;
                 let ids = if plan.ids.is_some() {
                     let mut response = QueryResponse::default();
@@ -397,20 +377,21 @@ impl Database {
                 };
                 Ok(MatchedIds { ids, index_name: format!("collection/{name}"), is_stale: false })
             }
-            Source::Index { handle } => {
-                if request.wait_for_non_stale || plan.created_index {
+            Target::Index { handle, created, .. } => {
+                if request.wait_for_non_stale || *created {
                     self.wait_for_index(handle, request.wait_timeout.unwrap_or(DEFAULT_WAIT), &request.cancel);
                 }
                 let processed = handle.processed_etag.load(Ordering::Relaxed);
-                let is_stale = self.is_stale(&self.store.read()?, handle, processed)?;
+                let snapshot = self.store.read()?;
+                let is_stale = self.is_stale(&snapshot, handle, processed)?;
                 let IndexBackend::Search(index) = &handle.index else {
                     return Err(EngineError::InvalidQuery {
                         message: format!("index '{}' is a map-reduce index; it cannot select documents to change", handle.definition.name),
                     });
                 };
+                let filter = index_filter(plan, &snapshot, Some(index))?;
                 let take = take.min(index.entries_count() as usize);
-                let found =
-                    index.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+                let found = index.search(&filter, &plan.sort, skip, take)?;
                 Ok(MatchedIds { ids: found.keys, index_name: handle.definition.name.clone(), is_stale })
             }
         }
@@ -426,8 +407,9 @@ impl Database {
         mut emit: impl FnMut(String) -> bool,
     ) -> Result<(), EngineError> {
         const CHUNK: usize = 256;
-        let mut plan = plan(self, request)?;
-        if plan.reduce.is_some() || plan.needs_all_matches() || plan.document_filter.is_some() {
+        let mut resolved = self.plan_query(request)?;
+        let plan = &resolved.plan;
+        if plan.group_by.is_some() || plan.needs_all_matches() || plan.document_filter.is_some() {
             // Group-by results, distinct and random orders need every match at once anyway; a filter's
             // total is known only once it has scanned.
             let mut response = self.query(request)?;
@@ -441,8 +423,8 @@ impl Database {
             }
             return Ok(());
         }
-        plan.includes.clear();
-        let matched = self.ids_for_plan(&plan, request)?;
+        resolved.plan.includes.clear();
+        let matched = self.ids_for_plan(&resolved, request)?;
         let snapshot = self.store.read()?;
         let now = now_nanos();
         let stats = QueryResponse {
@@ -465,7 +447,7 @@ impl Database {
                 }
             }
             let mut chunk = QueryResponse::default();
-            self.finish(&snapshot, &plan, records, request, &mut chunk)?;
+            self.finish(&snapshot, &resolved.plan, records, request, &mut chunk)?;
             for result in chunk.results {
                 if !emit(result) {
                     return Ok(());
@@ -505,7 +487,7 @@ impl Database {
             match &plan.source {
                 Source::AllDocs { .. } => snapshot.documents_after_etag(0, &mut visit)?,
                 Source::Collection { name } => snapshot.collection_documents_after_etag(&id_key(name), 0, &mut visit)?,
-                Source::Index { .. } => {}
+                Source::Index { .. } | Source::AutoIndex { .. } | Source::AutoReduce { .. } => {}
             };
             if let Some(e) = failure {
                 return Err(e);
@@ -730,8 +712,8 @@ impl Database {
             response.results.retain(|r| seen.insert(without_metadata(r)));
             response.total_results = response.results.len() as u64;
         }
-        if let Some(seed) = plan.random {
-            shuffle(&mut response.results, seed);
+        if let Some(order) = plan.random {
+            shuffle(&mut response.results, seed_of(order));
         }
         if plan.needs_all_matches() {
             response.results = std::mem::take(&mut response.results).into_iter().skip(plan.skip).take(plan.take).collect();
@@ -748,6 +730,7 @@ impl Database {
         store: &corvid_storage::MapReduceStore,
         results: &corvid_index::DocumentIndex,
         plan: &Plan,
+        filter: &Filter,
         processed: u64,
         response: &mut QueryResponse,
     ) -> Result<(), EngineError> {
@@ -759,8 +742,7 @@ impl Database {
         // A filter sees every reduce result; paging then applies to those that pass.
         let (skip, take) = if plan.document_filter.is_some() { (0, usize::MAX) } else { (plan.skip, plan.take) };
         let take = take.min(results.entries_count() as usize);
-        let found =
-            results.search(&plan.filter, &plan.sort, skip, take).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+        let found = results.search(filter, &plan.sort, skip, take)?;
         response.total_results = found.total as u64;
         let mut hasher = VersionHasher::new();
         hasher.add(&processed.to_be_bytes());

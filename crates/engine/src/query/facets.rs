@@ -174,7 +174,6 @@ fn sort_terms(terms: &mut [TermCount], sort: TermSort) {
 /// Every facet's result JSON and the number of matches, counted in one pass over the index.
 pub(crate) fn run_facets(index: &DocumentIndex, filter: &Filter, plans: &[FacetPlan]) -> Result<(u64, Vec<Value>), EngineError> {
     const EVERYTHING: &[Filter] = &[Filter::All];
-    let invalid = |e: corvid_index::IndexError| EngineError::InvalidQuery { message: e.to_string() };
     let fields: Vec<Vec<String>> = plans.iter().map(FacetPlan::aggregated_fields).collect();
     let ranges: Vec<Vec<Filter>> = plans
         .iter()
@@ -192,7 +191,7 @@ pub(crate) fn run_facets(index: &DocumentIndex, filter: &Filter, plans: &[FacetP
             FacetKind::AllResults => FacetRequest::Ranges { ranges: EVERYTHING, aggregate_fields: fields },
         })
         .collect();
-    let answer = index.facets(filter, &requests).map_err(invalid)?;
+    let answer = index.facets(filter, &requests)?;
     let results = plans.iter().zip(answer.facets).map(|(plan, counts)| facet_json(plan, counts)).collect();
     Ok((answer.total, results))
 }

@@ -170,7 +170,7 @@ fn grams(word: &[char], sizes: std::ops::RangeInclusive<usize>) -> std::collecti
 
 /// One `suggest()` result JSON.
 pub(crate) fn run_suggest(index: &DocumentIndex, plan: &SuggestPlan) -> Result<Value, EngineError> {
-    let terms = index.field_terms(&plan.field).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+    let terms = index.field_terms(&plan.field)?;
     let mut candidates: Vec<(String, u64, f64)> = Vec::new();
     for searched in &plan.terms {
         let searched = searched.to_lowercase();
