@@ -1,7 +1,7 @@
 //! Attachment rows (name, hash, content type, size per document) and the reference count of each content
 //! hash. The contents themselves live in the BlobStore.
 
-use crate::record::{Reader, Writer};
+use crate::codec::{Reader, Writer};
 use crate::tables::{self, named_key};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::{format_change_vector, id_key};

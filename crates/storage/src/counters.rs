@@ -1,7 +1,7 @@
 //! Counter rows: one signed total per (document, counter name); names compare case-insensitively and keep
 //! their first spelling.
 
-use crate::record::{Reader, Writer};
+use crate::codec::{Reader, Writer};
 use crate::tables::{self, named_key};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::id_key;

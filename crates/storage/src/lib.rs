@@ -5,6 +5,7 @@
 mod attachments;
 mod blob_store;
 mod catalog;
+mod codec;
 mod compact;
 mod counters;
 mod disk_space;

@@ -4,8 +4,7 @@ use heed::{RoTxn, WithoutTls};
 
 use crate::reader_gate::ReaderPass;
 use crate::record::{DocumentRecord, Tombstone};
-use crate::store::Tables;
-use crate::tables::{self, decode_etag};
+use crate::tables::{self, decode_etag, Tables};
 use crate::StorageError;
 
 pub struct ReadTxn<'e> {
@@ -22,11 +21,8 @@ impl ReadTxn<'_> {
 
     /// Bytes of the pages the tables use (free pages and LMDB's own bookkeeping not counted).
     pub(crate) fn table_page_bytes(&self) -> Result<u64, StorageError> {
-        let t = &self.tables;
         let mut bytes = 0u64;
-        for table in
-            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters]
-        {
+        for (_, table) in self.tables.all() {
             let stat = table.stat(&self.txn)?;
             bytes += (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64 * u64::from(stat.page_size);
         }

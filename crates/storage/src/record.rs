@@ -3,6 +3,7 @@
 //! A document keeps its JSON body (without `@metadata`) and the client's metadata (without the server-owned
 //! keys) as compact JSON text, so a read can splice the wire form together without parsing JSON.
 
+use crate::codec::{Reader, Writer};
 use crate::StorageError;
 use corvid_types::{format_change_vector, format_date, metadata as meta};
 
@@ -30,59 +31,6 @@ pub struct Tombstone {
     pub collection: String,
     pub change_vector: String,
     pub deleted_at: i64,
-}
-
-pub(crate) struct Writer(pub(crate) Vec<u8>);
-
-impl Writer {
-    pub(crate) fn str16(&mut self, s: &str) {
-        self.0.extend_from_slice(&(s.len() as u16).to_be_bytes());
-        self.0.extend_from_slice(s.as_bytes());
-    }
-    fn str32(&mut self, s: &str) {
-        self.0.extend_from_slice(&(s.len() as u32).to_be_bytes());
-        self.0.extend_from_slice(s.as_bytes());
-    }
-}
-
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) table: &'static str,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], StorageError> {
-        if self.bytes.len() < n {
-            return Err(StorageError::corrupted(self.table, "record is truncated"));
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
-    }
-    pub(crate) fn u8(&mut self) -> Result<u8, StorageError> {
-        Ok(self.take(1)?[0])
-    }
-    pub(crate) fn u16(&mut self) -> Result<u16, StorageError> {
-        Ok(u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")))
-    }
-    pub(crate) fn u32(&mut self) -> Result<u32, StorageError> {
-        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    pub(crate) fn u64(&mut self) -> Result<u64, StorageError> {
-        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-    pub(crate) fn string(&mut self, len: usize) -> Result<String, StorageError> {
-        let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| StorageError::corrupted(self.table, "string is not UTF-8"))
-    }
-    pub(crate) fn str16(&mut self) -> Result<String, StorageError> {
-        let len = self.u16()? as usize;
-        self.string(len)
-    }
-    pub(crate) fn str32(&mut self) -> Result<String, StorageError> {
-        let len = self.u32()? as usize;
-        self.string(len)
-    }
 }
 
 impl DocumentRecord {

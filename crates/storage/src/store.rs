@@ -2,16 +2,13 @@
 
 use std::path::{Path, PathBuf};
 
-use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Env, EnvOpenOptions, WithoutTls};
 
 use crate::blob_store::BlobStore;
 use crate::read_txn::ReadTxn;
 use crate::reader_gate::ReaderGate;
-use crate::tables::{self, meta_keys};
+use crate::tables::{self, meta_keys, Tables};
 use crate::StorageError;
-
-pub(crate) type Table = Database<Bytes, Bytes>;
 
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
@@ -32,19 +29,6 @@ impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions { map_size: 64 << 30, max_readers: 1024, disk_reserve_bytes: DEFAULT_DISK_RESERVE_BYTES }
     }
-}
-
-#[derive(Clone, Copy)]
-pub(crate) struct Tables {
-    pub docs: Table,
-    pub docs_by_etag: Table,
-    pub collection_etags: Table,
-    pub tombstones: Table,
-    pub identities: Table,
-    pub meta: Table,
-    pub attachments: Table,
-    pub attachment_refs: Table,
-    pub counters: Table,
 }
 
 /// One database's storage. Cheap to share behind an `Arc`; reads run on MVCC snapshots and never wait for
@@ -72,17 +56,7 @@ impl Store {
         #[allow(unsafe_code)]
         let env = unsafe { open.open(path)? };
         let mut wtxn = env.write_txn()?;
-        let tables = Tables {
-            docs: env.create_database(&mut wtxn, Some(tables::DOCS))?,
-            docs_by_etag: env.create_database(&mut wtxn, Some(tables::DOCS_BY_ETAG))?,
-            collection_etags: env.create_database(&mut wtxn, Some(tables::COLLECTION_ETAGS))?,
-            tombstones: env.create_database(&mut wtxn, Some(tables::TOMBSTONES))?,
-            identities: env.create_database(&mut wtxn, Some(tables::IDENTITIES))?,
-            meta: env.create_database(&mut wtxn, Some(tables::META))?,
-            attachments: env.create_database(&mut wtxn, Some(tables::ATTACHMENTS))?,
-            attachment_refs: env.create_database(&mut wtxn, Some(tables::ATTACHMENT_REFS))?,
-            counters: env.create_database(&mut wtxn, Some(tables::COUNTERS))?,
-        };
+        let tables = Tables::create(&env, &mut wtxn)?;
         match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
             Some(v) => {
                 let found =

@@ -4,8 +4,7 @@
 use heed::RwTxn;
 
 use crate::record::{DocumentRecord, Tombstone};
-use crate::store::Tables;
-use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys};
+use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys, Tables};
 use crate::StorageError;
 use corvid_types::{format_change_vector, id_key};
 
