@@ -10,6 +10,7 @@ mod commit_watch;
 mod counters;
 mod database;
 mod document;
+mod document_json;
 mod error;
 mod hilo;
 mod includes;

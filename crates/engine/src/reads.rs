@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use corvid_storage::DocumentRecord;
 use corvid_types::id_key;
 
+use crate::document_json::DocumentJson;
 use crate::includes::referenced_ids;
 use crate::wildcard::matches_any;
 use crate::{Database, EngineError};

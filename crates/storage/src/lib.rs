@@ -35,7 +35,7 @@ pub use map_growth::MAX_MAP_SIZE;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
 pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
 pub use read_txn::ReadTxn;
-pub use record::{flags, push_json_string, DocumentRecord, Tombstone};
+pub use record::{flags, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};
 pub use reference_store::ReferenceStore;
 pub use store::{Store, StoreOptions, DEFAULT_DISK_RESERVE_BYTES};

@@ -20,6 +20,7 @@ use super::output_collection::OutputChanges;
 use super::registry::{IndexBackend, IndexHandle, IndexRegistry, IndexingError};
 use super::static_index::{compile_linq, SourceLanguage};
 use crate::commit_watch::CommitWatch;
+use crate::document_json::DocumentJson;
 use crate::query::projection::value_at;
 use crate::EngineError;
 

@@ -12,6 +12,7 @@ use super::document_filter::{DocumentFilter, FilteredPage};
 use super::planner::{explain, plan, Plan, ProjectionPlan, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
+use crate::document_json::DocumentJson;
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
 use crate::{Cancellation, Database, EngineError};
