@@ -57,6 +57,11 @@ fn file_name(hash: &str) -> String {
     hash.replace('/', "_").replace('+', "-")
 }
 
+/// Where the content of `hash` is kept in the blob directory `blob_dir`.
+pub(crate) fn content_path(blob_dir: &Path, hash: &str) -> PathBuf {
+    blob_dir.join(file_name(hash))
+}
+
 pub fn hash_of(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(Hasher::digest(bytes))
 }
@@ -74,7 +79,7 @@ impl BlobStore {
     }
 
     pub fn path_of(&self, hash: &str) -> PathBuf {
-        self.dir.join(file_name(hash))
+        content_path(&self.dir, hash)
     }
 
     pub fn writer(&self) -> Result<BlobWriter<'_>, StorageError> {

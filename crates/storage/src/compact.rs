@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use heed::{CompactionOption, EnvOpenOptions};
 
-use crate::{tables, StorageError};
+use crate::tables::{self, DATA_FILE};
+use crate::StorageError;
 
-const DATA_FILE: &str = "data.mdb";
 const COPY_FILE: &str = "data.mdb.compacting";
 
 /// Sizes of the data file before and after.

@@ -19,7 +19,7 @@ fn encode(counter: &CounterValue) -> Vec<u8> {
     w.0
 }
 
-fn decode(bytes: &[u8]) -> Result<CounterValue, StorageError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<CounterValue, StorageError> {
     let mut r = Reader { bytes, table: tables::COUNTERS };
     let value = r.u64()? as i64;
     Ok(CounterValue { value, name: r.str16()? })

@@ -2,9 +2,12 @@
 //! are described in docs/storage-format.md; change FORMAT_VERSION when any of them changes.
 
 use heed::types::Bytes;
-use heed::{Database, Env, RwTxn, WithoutTls};
+use heed::{Database, Env, RoTxn, RwTxn, WithoutTls};
 
 use crate::StorageError;
+
+/// LMDB's data file inside an environment's directory.
+pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
 pub const FORMAT_VERSION: u32 = 2;
@@ -63,6 +66,19 @@ impl Tables {
         Ok(Tables::from_handles(&handles))
     }
 
+    /// Opens every table without writing; the names of the missing ones when any is.
+    pub(crate) fn open_existing<T>(env: &Env<T>, rtxn: &RoTxn<'_>) -> Result<Result<Tables, Vec<&'static str>>, StorageError> {
+        let mut handles = Vec::with_capacity(NAMES.len());
+        let mut missing = Vec::new();
+        for name in NAMES {
+            match env.open_database(rtxn, Some(name))? {
+                Some(table) => handles.push(table),
+                None => missing.push(name),
+            }
+        }
+        Ok(if missing.is_empty() { Ok(Tables::from_handles(&handles)) } else { Err(missing) })
+    }
+
     fn from_handles(h: &[Table]) -> Tables {
         Tables {
             docs: h[0],
@@ -88,6 +104,12 @@ impl Tables {
 
 /// Separates the document id from the attachment or counter name in keys (ids cannot contain it).
 pub const NAME_SEPARATOR: u8 = 0x1E;
+
+/// Splits the key of an attachment or counter row into the document key and the lower-cased name.
+pub fn split_named_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = key.iter().position(|b| *b == NAME_SEPARATOR)?;
+    Some((&key[..at], &key[at + 1..]))
+}
 
 /// Key of an attachment or counter row; with an empty name, the prefix of all rows of a document.
 pub fn named_key(doc_key: &str, name_lower: &str) -> Vec<u8> {
@@ -121,6 +143,15 @@ pub fn collection_prefix(collection_lower: &str) -> Vec<u8> {
     key.extend_from_slice(&(collection_lower.len() as u16).to_be_bytes());
     key.extend_from_slice(collection_lower.as_bytes());
     key
+}
+
+/// Splits a `collection_etags` key into the lower-cased collection and the etag.
+pub fn split_collection_etag_key(key: &[u8]) -> Option<(&[u8], u64)> {
+    let len = u16::from_be_bytes(key.get(..2)?.try_into().ok()?) as usize;
+    if key.len() != 2 + len + 8 {
+        return None;
+    }
+    Some((&key[2..2 + len], decode_etag(&key[2 + len..])?))
 }
 
 pub fn collection_etag_key(collection_lower: &str, etag: u64) -> Vec<u8> {
