@@ -8,7 +8,12 @@ use heed::types::Bytes;
 use heed::{Database, Env, EnvOpenOptions, WithoutTls};
 use serde::{Deserialize, Serialize};
 
+use crate::read_only::open_read_only_env;
+use crate::tables::DATA_FILE;
 use crate::StorageError;
+
+/// Directory of the catalog inside the server's data directory.
+pub const CATALOG_DIR: &str = "catalog";
 
 const DATABASES: &str = "databases";
 
@@ -48,6 +53,20 @@ impl Catalog {
         let databases = env.create_database(&mut wtxn, Some(DATABASES))?;
         wtxn.commit()?;
         Ok(Catalog { env, databases, write_lock: Mutex::new(()) })
+    }
+
+    /// Opens an existing catalog without writing to it (offline tools); None when `path` holds none.
+    pub fn open_read_only(path: &Path) -> Result<Option<Catalog>, StorageError> {
+        if !path.join(DATA_FILE).is_file() {
+            return Ok(None);
+        }
+        let env = open_read_only_env(path, 4)?;
+        let rtxn = env.read_txn()?;
+        let databases = env.open_database(&rtxn, Some(DATABASES))?;
+        let databases = databases.ok_or_else(|| StorageError::corrupted("catalog.databases", "table is missing"))?;
+        // Committing the opening transaction keeps the table handle for the next ones.
+        rtxn.commit()?;
+        Ok(Some(Catalog { env, databases, write_lock: Mutex::new(()) }))
     }
 
     fn decode(bytes: &[u8]) -> Result<CatalogEntry, StorageError> {

@@ -29,7 +29,7 @@ mod write_txn;
 
 pub use attachments::AttachmentRecord;
 pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
-pub use catalog::{Catalog, CatalogEntry};
+pub use catalog::{Catalog, CatalogEntry, CATALOG_DIR};
 pub use compact::{compact_closed_store, Compaction};
 pub use counters::CounterValue;
 pub use disk_space::RESERVE_FILE;
