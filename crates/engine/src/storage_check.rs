@@ -14,7 +14,8 @@ impl Database {
     }
 }
 
-/// Checks the closed database stored at `path` without writing to it.
-pub fn check_closed_database(path: &Path) -> Result<InvariantReport, EngineError> {
+/// Checks the closed database stored at `path` without writing to it; None when it was never opened (no
+/// data file yet).
+pub fn check_closed_database(path: &Path) -> Result<Option<InvariantReport>, EngineError> {
     Ok(corvid_storage::check_closed_store(path)?)
 }

@@ -38,23 +38,26 @@ impl Store {
     }
 }
 
-/// Checks the closed database in `dir` without writing to it (LMDB only records the reader in its lock file).
-/// Its `Store` must not be open in this process.
-pub fn check_closed_store(dir: &Path) -> Result<InvariantReport, StorageError> {
+/// Checks the closed database in `dir` without writing to it (LMDB only records the reader in its lock file);
+/// None when `dir` holds no database yet. Its `Store` must not be open in this process.
+pub fn check_closed_store(dir: &Path) -> Result<Option<InvariantReport>, StorageError> {
+    if !dir.join(tables::DATA_FILE).is_file() {
+        return Ok(None);
+    }
     let env = open_read_only_env(dir, tables::TABLE_COUNT + 2)?;
     let opening = env.read_txn()?;
     let tables = match Tables::open_existing(&env, &opening)? {
         Ok(tables) => tables,
         Err(missing) => {
             let violations = missing.into_iter().map(|table| Violation::MissingTable { table }).collect();
-            return Ok(InvariantReport { violations, ..InvariantReport::default() });
+            return Ok(Some(InvariantReport { violations, ..InvariantReport::default() }));
         }
     };
     // Committing the opening transaction keeps the table handles for the next one (heed's rule for
     // environments another process wrote).
     opening.commit()?;
     let rtxn = env.read_txn()?;
-    check(&rtxn, tables, Some(&dir.join(BLOB_DIR)))
+    check(&rtxn, tables, Some(&dir.join(BLOB_DIR))).map(Some)
 }
 
 fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<InvariantReport, StorageError> {
@@ -480,7 +483,7 @@ mod tests {
         assert_eq!((report.documents, report.tombstones, report.attachments, report.counters), (2, 1, 1, 1));
         assert_eq!(store.read().unwrap().check_invariants().unwrap(), report);
         drop(store);
-        assert_eq!(check_closed_store(dir.path()).unwrap(), report);
+        assert_eq!(check_closed_store(dir.path()).unwrap(), Some(report));
     }
 
     #[test]
@@ -494,7 +497,7 @@ mod tests {
         assert_eq!(report.violations, [expected]);
         assert_eq!(report.violations[0].to_string(), format!("document orders/1 (etag {etag}) has no `docs_by_etag` entry"));
         drop(store);
-        assert_eq!(check_closed_store(dir.path()).unwrap().violations, report.violations);
+        assert_eq!(check_closed_store(dir.path()).unwrap().unwrap().violations, report.violations);
     }
 
     #[test]
@@ -541,15 +544,14 @@ mod tests {
     }
 
     #[test]
-    fn a_closed_store_without_its_tables_is_reported_not_opened() {
+    fn a_closed_store_without_its_tables_is_reported_and_an_absent_one_skipped() {
         let dir = tempfile::tempdir().unwrap();
         let env = crate::index_env::open_index_env(dir.path(), 1 << 20, 2).unwrap();
         env.write_txn().unwrap().commit().unwrap();
         drop(env);
-        let report = check_closed_store(dir.path()).unwrap();
+        let report = check_closed_store(dir.path()).unwrap().unwrap();
         assert_eq!(report.violations.len(), tables::TABLE_COUNT as usize);
         assert!(matches!(report.violations[0], Violation::MissingTable { table: tables::DOCS }));
-        let missing = check_closed_store(&dir.path().join("nothing")).unwrap_err();
-        assert!(matches!(missing, StorageError::Io { .. }), "{missing}");
+        assert_eq!(check_closed_store(&dir.path().join("nothing")).unwrap(), None, "no database there yet");
     }
 }

@@ -4,17 +4,11 @@ use std::path::Path;
 
 use heed::{Env, EnvFlags, EnvOpenOptions, WithoutTls};
 
-use crate::tables::DATA_FILE;
 use crate::StorageError;
 
-/// Opens the existing environment in `path` read-only, with room for `max_dbs` tables. Only LMDB's lock file
-/// is written (its reader table).
+/// Opens the existing environment in `path` (its data file must exist) read-only, with room for `max_dbs`
+/// tables. Only LMDB's lock file is written (its reader table).
 pub(crate) fn open_read_only_env(path: &Path, max_dbs: u32) -> Result<Env<WithoutTls>, StorageError> {
-    let data = path.join(DATA_FILE);
-    if !data.is_file() {
-        let source = std::io::Error::new(std::io::ErrorKind::NotFound, "no LMDB data file");
-        return Err(StorageError::Io { path: data, source });
-    }
     let mut open = EnvOpenOptions::new().read_txn_without_tls();
     open.max_dbs(max_dbs);
     // SAFETY: READ_ONLY is none of the flags heed calls unsafe (NO_SYNC, NO_META_SYNC, NO_LOCK).

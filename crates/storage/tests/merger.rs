@@ -144,7 +144,7 @@ fn writes_survive_reopen_and_etags_keep_increasing() {
         merger.write_blocking(|txn| Ok::<_, TestError>(txn.delete_document("x", 2)?)).unwrap();
         merger.stop();
     }
-    let closed = check_closed_store(dir.path()).unwrap();
+    let closed = check_closed_store(dir.path()).unwrap().unwrap();
     assert!(closed.is_sound() && closed.documents == 1 && closed.tombstones == 1, "{closed:#?}");
     let (store, merger) = open(dir.path());
     {
