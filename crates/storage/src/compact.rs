@@ -16,7 +16,9 @@ const COPY_FILE: &str = "data.mdb.compacting";
 /// Sizes of the data file before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Compaction {
+    /// Size of the data file before the copy.
     pub bytes_before: u64,
+    /// Size of the compacted data file.
     pub bytes_after: u64,
 }
 

@@ -2,6 +2,8 @@
 //! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
 //! turns many concurrent writes into one durable commit.
 
+#![warn(missing_docs)]
+
 mod attachments;
 mod blob_store;
 mod catalog;

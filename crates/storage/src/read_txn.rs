@@ -7,6 +7,7 @@ use crate::record::{DocumentRecord, Tombstone};
 use crate::tables::{self, decode_etag, Tables};
 use crate::StorageError;
 
+/// A consistent snapshot of one database; reads never wait for the writer.
 pub struct ReadTxn<'e> {
     pub(crate) txn: RoTxn<'e, WithoutTls>,
     pub(crate) tables: Tables,
@@ -166,15 +167,17 @@ impl ReadTxn<'_> {
         Ok(self.tables.tombstones.last(&self.txn)?.and_then(|(k, _)| decode_etag(k)).unwrap_or(0))
     }
 
+    /// Number of live documents.
     pub fn count_documents(&self) -> Result<u64, StorageError> {
         Ok(self.tables.docs.len(&self.txn)?)
     }
 
+    /// Number of tombstones.
     pub fn count_tombstones(&self) -> Result<u64, StorageError> {
         Ok(self.tables.tombstones.len(&self.txn)?)
     }
 
-    /// The highest etag of a document or tombstone in this snapshot.
+    /// The highest etag handed out so far (`meta/last_etag`: documents, tombstones and attachments).
     pub fn last_etag(&self) -> Result<u64, StorageError> {
         let stored = self.tables.meta.get(&self.txn, tables::meta_keys::LAST_ETAG)?.and_then(decode_etag).unwrap_or(0);
         Ok(stored)

@@ -9,13 +9,20 @@ use crate::StorageError;
 
 const RECORD_VERSION: u8 = 1;
 
+/// A document as stored in `docs`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentRecord {
+    /// The id as the client first wrote it.
     pub id: String,
+    /// Etag of its last write.
     pub etag: u64,
+    /// When it was last written, unix nanoseconds.
     pub last_modified: i64,
+    /// Bit set of `flags`.
     pub flags: u32,
+    /// Its collection as written (`@empty` when it names none).
     pub collection: String,
+    /// `A:<etag>-<database id>` of its last write.
     pub change_vector: String,
     /// Compact JSON object of the user's fields, without `@metadata`.
     pub body: String,
@@ -24,12 +31,18 @@ pub struct DocumentRecord {
     pub client_metadata: String,
 }
 
+/// What a delete leaves in `tombstones`, so indexes catch up on deletes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tombstone {
+    /// Etag of the delete.
     pub etag: u64,
+    /// The deleted document's id as written.
     pub id: String,
+    /// The deleted document's collection.
     pub collection: String,
+    /// Change vector of the delete.
     pub change_vector: String,
+    /// When it was deleted, unix nanoseconds.
     pub deleted_at: i64,
 }
 
@@ -50,6 +63,7 @@ impl DocumentRecord {
         w.0
     }
 
+    /// Reads the layout `encode` writes.
     pub fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
         let mut r = Reader { bytes, table: crate::tables::DOCS };
         let version = r.u8()?;
@@ -71,9 +85,13 @@ impl DocumentRecord {
 
 /// Document flags (bit set); the engine names them on the wire.
 pub mod flags {
+    /// The document has attachment rows.
     pub const HAS_ATTACHMENTS: u32 = 1 << 0;
+    /// The document has counter rows.
     pub const HAS_COUNTERS: u32 = 1 << 1;
+    /// RavenDB's revisions flag (Corvid keeps no revisions yet).
     pub const HAS_REVISIONS: u32 = 1 << 2;
+    /// RavenDB's time series flag (Corvid keeps no time series yet).
     pub const HAS_TIME_SERIES: u32 = 1 << 3;
     /// Written by the server, not a client (map-reduce output documents).
     pub const ARTIFICIAL: u32 = 1 << 4;
@@ -93,6 +111,7 @@ impl Tombstone {
         w.0
     }
 
+    /// Reads the layout `encode` writes; the etag is the row's key.
     pub fn decode(etag: u64, bytes: &[u8]) -> Result<Self, StorageError> {
         let mut r = Reader { bytes, table: crate::tables::TOMBSTONES };
         let version = r.u8()?;

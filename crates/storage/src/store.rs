@@ -10,6 +10,7 @@ use crate::reader_gate::ReaderGate;
 use crate::tables::{self, meta_keys, Tables};
 use crate::StorageError;
 
+/// How a database's environment is opened.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// Initial size of the memory map (virtual; the file grows as data is written). The merger doubles it
@@ -47,6 +48,8 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens (creating if needed) the database in `path`, upgrading an older layout; removes attachment
+    /// contents no row references.
     pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, StorageError> {
         std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
@@ -114,10 +117,12 @@ impl Store {
         self.blobs.collect(hashes, |hash| Ok(self.tables.attachment_refs.get(&rtxn, hash.as_bytes())?.is_some()));
     }
 
+    /// The database id of its change vectors.
     pub fn database_id(&self) -> &str {
         &self.database_id
     }
 
+    /// The database directory.
     pub fn path(&self) -> &Path {
         &self.path
     }
