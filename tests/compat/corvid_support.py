@@ -106,9 +106,28 @@ class CorvidServer:
         return self.proc.returncode
 
     def restart(self, crash: bool = False) -> str:
-        """Kill (crash=True) or stop the server, then start it again on the same data dir."""
-        self.kill() if crash else self.stop()
+        """Kill (crash=True) or stop the server, then start it again on the same data dir. After a kill the
+        storage invariants are checked before the start (`corvid check`)."""
+        if crash:
+            self.kill()
+            self.check_storage()
+        else:
+            self.stop()
         return self.start()
+
+    def check_storage(self) -> str:
+        """Run `corvid check` on the data dir of this stopped server; fails with its output when a storage
+        invariant is broken. Returns what it printed."""
+        assert not self.running, "the storage check reads a stopped server's files"
+        done = subprocess.run(
+            [str(self.binary), "check", "--data-dir", str(self.data_dir)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, f"corvid check failed (exit {done.returncode}):\n{done.stdout}{done.stderr}"
+        return done.stdout
 
     @property
     def running(self) -> bool:

@@ -1,4 +1,5 @@
-"""Durability: SIGKILL the server in the middle of concurrent writes; every acknowledged write must survive."""
+"""Durability: SIGKILL the server in the middle of concurrent writes; every acknowledged write must survive, and
+the files the kill left hold every storage invariant (`corvid check`)."""
 
 from __future__ import annotations
 
@@ -89,7 +90,8 @@ def _fetch_all(url: str, ids: list[str]) -> dict[str, dict | None]:
 
 
 def test_acknowledged_writes_survive_sigkill(server_factory):
-    """Several rounds of: concurrent writers, SIGKILL mid-write, restart, verify every acknowledged doc."""
+    """Several rounds of: concurrent writers, SIGKILL mid-write, check the storage, restart, verify every
+    acknowledged doc."""
     srv = server_factory()
     create_database(srv.url, DB)
     all_acked: dict[str, dict] = {}
@@ -117,6 +119,7 @@ def test_acknowledged_writes_survive_sigkill(server_factory):
         all_attempted.update(round_attempted)
         report.append(f"round {round_no}: {len(round_acked)} acknowledged, {len(round_attempted)} attempted")
 
+        print(srv.check_storage().strip())  # every storage invariant holds in what the kill left
         srv.start()  # same data dir, new port
 
         found = _fetch_all(srv.url, sorted(all_acked))

@@ -1,6 +1,7 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
-//! starts the server; see README for every setting.
+//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage.
 
+mod check;
 mod ravendb_settings;
 mod settings;
 
@@ -15,6 +16,9 @@ use tokio::sync::Notify;
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("check") {
+        return check::run(&args[1..]);
+    }
     let parsed = match settings::Settings::from_args(&args) {
         Ok(settings::Command::Serve(s)) => s,
         Ok(settings::Command::Help) => {

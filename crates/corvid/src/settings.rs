@@ -12,6 +12,7 @@ use crate::ravendb_settings::{self, Translation};
 
 pub const USAGE: &str = "\
 usage: corvid serve [options]
+       corvid check --data-dir <path>    check a stopped server's storage (corvid check --help)
 
 options (each also as CORVID_<NAME> environment variable, or a key in the TOML file):
   --url <http://host:port>          listen address; port 0 picks a free port   [http://127.0.0.1:8080]

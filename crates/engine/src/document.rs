@@ -2,9 +2,8 @@
 
 use std::borrow::Cow;
 
-use corvid_storage::push_json_string;
-use corvid_types::json;
 use corvid_types::metadata as meta;
+use corvid_types::{json, push_json_string};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};

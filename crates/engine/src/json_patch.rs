@@ -7,6 +7,7 @@ use corvid_types::id_key;
 use serde_json::Value;
 
 use crate::batch::{put_in_txn, ExpectedChangeVector};
+use crate::document_json::DocumentJson;
 use crate::patch::{PatchOutcome, PatchStatus};
 use crate::{EngineError, IncomingDocument};
 

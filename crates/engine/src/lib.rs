@@ -6,10 +6,13 @@ mod batch;
 mod bulk_insert;
 mod by_query;
 mod cancellation;
+mod catalog;
 mod commit_watch;
+mod compaction;
 mod counters;
 mod database;
 mod document;
+mod document_json;
 mod error;
 mod hilo;
 mod includes;
@@ -22,6 +25,7 @@ mod patch;
 mod query;
 mod reads;
 mod stats;
+mod storage_check;
 mod version_hasher;
 mod wildcard;
 
@@ -30,7 +34,9 @@ pub use batch::{validate_command, BatchCommand, BatchReply, ExpectedChangeVector
 pub use bulk_insert::{BulkInsertOptions, BulkInsertSummary};
 pub use by_query::ByQueryOptions;
 pub use cancellation::{CancelOnDrop, Cancellation};
-pub use corvid_storage::StagedBlob;
+pub use catalog::{CatalogEntry, CatalogError, DatabaseCatalog};
+pub use compaction::{compact_closed_database, Compaction};
+pub use corvid_storage::{StagedBlob, StorageError};
 pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
@@ -43,3 +49,4 @@ pub use patch::{validate_script, PatchCommand, PatchOutcome, PatchScript, PatchS
 pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};
 pub use stats::{CollectionStats, DatabaseStats};
+pub use storage_check::{check_closed_database, InvariantReport, Violation};

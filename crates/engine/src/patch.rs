@@ -12,6 +12,7 @@ use corvid_types::{id_key, metadata as meta};
 use serde_json::{Map, Value};
 
 use crate::batch::{delete_in_txn, put_in_txn, ExpectedChangeVector};
+use crate::document_json::DocumentJson;
 use crate::{EngineError, IncomingDocument};
 
 /// A script and its arguments (`args` in the script).

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use corvid_storage::DocumentRecord;
 use corvid_types::id_key;
 
+use crate::document_json::DocumentJson;
 use crate::includes::referenced_ids;
 // Re-exported for the query modules, which import it from here.
 pub(crate) use crate::version_hasher::VersionHasher;

@@ -10,7 +10,11 @@ fn open(dir: &std::path::Path) -> Database {
     let mut options = DatabaseOptions::default();
     options.store.map_size = 1 << 30;
     options.store.max_readers = 126;
-    Database::open("test", dir, &options).unwrap()
+    let db = Database::open("test", dir, &options).unwrap();
+    // Whatever the run before the reopen wrote, the storage layout holds its invariants.
+    let report = db.check_storage().unwrap();
+    assert!(report.is_sound(), "{:#?}", report.violations);
+    db
 }
 
 fn put_items(db: &Database, n: usize) {

@@ -161,7 +161,7 @@ impl From<EngineError> for ApiError {
             // Only a request whose client is gone is cancelled: nobody reads this answer.
             e @ EngineError::Cancelled => ApiError::Timeout(e.to_string()),
             EngineError::Storage(e) if e.is_disk_full() => ApiError::DiskFull(e.to_string()),
-            EngineError::Storage(e @ corvid_storage::StorageError::MapFull) => ApiError::MapFull(e.to_string()),
+            EngineError::Storage(e @ corvid_engine::StorageError::MapFull) => ApiError::MapFull(e.to_string()),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
                 tracing::error!(error = %e, "storage failure");
                 ApiError::Internal(e.to_string())

@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use corvid_engine::{Database, DatabaseOptions};
-use corvid_storage::{Catalog, CatalogEntry};
+use corvid_engine::{CatalogEntry, Compaction, Database, DatabaseCatalog, DatabaseOptions};
 use parking_lot::Mutex;
 use tokio::sync::watch;
 
@@ -27,7 +26,7 @@ struct Slot {
 
 pub struct Landlord {
     data_dir: PathBuf,
-    catalog: Catalog,
+    catalog: DatabaseCatalog,
     /// Known databases by lower-cased name: a mirror of the catalog, so lookups never touch disk.
     entries: Mutex<HashMap<String, CatalogEntry>>,
     slots: Mutex<HashMap<String, Arc<Slot>>>,
@@ -56,7 +55,7 @@ pub fn validate_database_name(name: &str) -> Result<(), ApiError> {
 impl Landlord {
     pub fn open(config: &ServerConfig) -> std::io::Result<Landlord> {
         std::fs::create_dir_all(config.data_dir.join("databases"))?;
-        let catalog = Catalog::open(&config.data_dir.join("catalog")).map_err(std::io::Error::other)?;
+        let catalog = DatabaseCatalog::open(&config.data_dir).map_err(std::io::Error::other)?;
         let entries = catalog.list().map_err(std::io::Error::other)?.into_iter().map(|e| (database_key(&e.name), e)).collect();
         Ok(Landlord {
             data_dir: config.data_dir.clone(),
@@ -234,14 +233,14 @@ impl Landlord {
 
     /// Compacts a database's data file (LMDB's compacting copy). The database is closed for the copy, as
     /// RavenDB takes it offline, and opens again on its next request unless it was disabled before. Blocking.
-    pub fn compact(&self, name: &str) -> Result<corvid_storage::Compaction, ApiError> {
+    pub fn compact(&self, name: &str) -> Result<Compaction, ApiError> {
         let entry = self.entry(name).ok_or_else(|| ApiError::DatabaseDoesNotExist(name.to_owned()))?;
         let closed_here = self.set_disabled(name, true)?;
-        let result = corvid_storage::compact_closed_store(&self.data_dir.join(&entry.directory), self.load_timeout);
+        let result = corvid_engine::compact_closed_database(&self.data_dir.join(&entry.directory), self.load_timeout);
         if closed_here {
             self.set_disabled(name, false)?;
         }
-        result.map_err(|e| ApiError::from(corvid_engine::EngineError::from(e)))
+        result.map_err(ApiError::from)
     }
 
     /// The database of a slot once any load in progress has finished (bounded by the load timeout).

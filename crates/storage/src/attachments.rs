@@ -1,21 +1,27 @@
 //! Attachment rows (name, hash, content type, size per document) and the reference count of each content
 //! hash. The contents themselves live in the BlobStore.
 
-use crate::record::{Reader, Writer};
+use crate::codec::{Reader, Writer};
 use crate::tables::{self, named_key};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::{format_change_vector, id_key};
 
 const ATTACHMENT_VERSION: u8 = 1;
 
+/// An attachment row: one named content of a document.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttachmentRecord {
     /// As first written.
     pub name: String,
+    /// Base64 of the content's BLAKE2b-256 digest (RavenDB's `Attachment-Hash`).
     pub hash: String,
+    /// MIME type as the client sent it.
     pub content_type: String,
+    /// Length of the content in bytes.
     pub size: u64,
+    /// Taken from the database's etag sequence when the attachment was written.
     pub etag: u64,
+    /// Change vector of that etag.
     pub change_vector: String,
 }
 
@@ -33,6 +39,7 @@ impl AttachmentRecord {
         w.0
     }
 
+    /// Reads the layout `encode` writes.
     pub fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
         let mut r = Reader { bytes, table: tables::ATTACHMENTS };
         let version = r.u8()?;
@@ -55,6 +62,7 @@ fn decode_refs(bytes: &[u8]) -> Result<u64, StorageError> {
 }
 
 impl WriteTxn<'_> {
+    /// The attachment `name` (any case) of the document whose lower-cased id is `doc_key`.
     pub fn attachment(&self, doc_key: &str, name: &str) -> Result<Option<AttachmentRecord>, StorageError> {
         match self.tables.attachments.get(&self.txn, &named_key(doc_key, &id_key(name)))? {
             Some(bytes) => Ok(Some(AttachmentRecord::decode(bytes)?)),
@@ -142,6 +150,7 @@ impl WriteTxn<'_> {
 }
 
 impl ReadTxn<'_> {
+    /// The attachment `name` (any case) of the document whose lower-cased id is `doc_key`.
     pub fn attachment(&self, doc_key: &str, name: &str) -> Result<Option<AttachmentRecord>, StorageError> {
         // Keys LMDB could not hold cannot have been written.
         if doc_key.is_empty() || doc_key.len() > 1024 || name.len() > corvid_types::MAX_NAME_BYTES {
@@ -153,6 +162,7 @@ impl ReadTxn<'_> {
         }
     }
 
+    /// Attachments of a document, by lower-cased name.
     pub fn attachments_of(&self, doc_key: &str) -> Result<Vec<AttachmentRecord>, StorageError> {
         let mut out = Vec::new();
         for entry in self.tables.attachments.prefix_iter(&self.txn, &named_key(doc_key, ""))? {

@@ -22,6 +22,7 @@ type Hasher = Blake2b<U32>;
 pub const BLOB_DIR: &str = "attachments";
 const TEMP_DIR: &str = "tmp";
 
+/// A database's attachment contents on disk, with the pins of uploads not answered yet.
 pub struct BlobStore {
     dir: PathBuf,
     /// Uploads that renamed (or found) their file and have not been answered yet, by hash.
@@ -34,6 +35,7 @@ pub struct BlobStore {
 pub struct StagedBlob {
     /// Base64 of the 32-byte BLAKE2b hash, as RavenDB reports it in `Attachment-Hash`.
     pub hash: String,
+    /// Length in bytes.
     pub size: u64,
 }
 
@@ -57,6 +59,12 @@ fn file_name(hash: &str) -> String {
     hash.replace('/', "_").replace('+', "-")
 }
 
+/// Where the content of `hash` is kept in the blob directory `blob_dir`.
+pub(crate) fn content_path(blob_dir: &Path, hash: &str) -> PathBuf {
+    blob_dir.join(file_name(hash))
+}
+
+/// The hash of a content, as `StagedBlob::hash` gives it.
 pub fn hash_of(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(Hasher::digest(bytes))
 }
@@ -73,10 +81,12 @@ impl BlobStore {
         Ok(BlobStore { dir, pins: Mutex::new(HashMap::new()), next_temp: AtomicU64::new(0) })
     }
 
+    /// Where the content of `hash` is kept.
     pub fn path_of(&self, hash: &str) -> PathBuf {
-        self.dir.join(file_name(hash))
+        content_path(&self.dir, hash)
     }
 
+    /// Starts an upload into a temporary file.
     pub fn writer(&self) -> Result<BlobWriter<'_>, StorageError> {
         let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
         let temp_path = self.dir.join(TEMP_DIR).join(format!("{}-{n}", std::process::id()));
@@ -136,6 +146,7 @@ impl BlobStore {
 }
 
 impl BlobWriter<'_> {
+    /// Appends a chunk of the upload.
     pub fn write(&mut self, chunk: &[u8]) -> Result<(), StorageError> {
         self.hasher.update(chunk);
         self.size += chunk.len() as u64;

@@ -8,10 +8,16 @@ use heed::types::Bytes;
 use heed::{Database, Env, EnvOpenOptions, WithoutTls};
 use serde::{Deserialize, Serialize};
 
+use crate::read_only::open_read_only_env;
+use crate::tables::DATA_FILE;
 use crate::StorageError;
+
+/// Directory of the catalog inside the server's data directory.
+pub const CATALOG_DIR: &str = "catalog";
 
 const DATABASES: &str = "databases";
 
+/// One database of the server, as the catalog keeps it (JSON, PascalCase keys).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "PascalCase")]
 pub struct CatalogEntry {
@@ -19,7 +25,9 @@ pub struct CatalogEntry {
     pub name: String,
     /// Directory of the database, relative to the data directory.
     pub directory: String,
+    /// When it was created, in RavenDB's date format.
     pub created_at: String,
+    /// A disabled database refuses requests until enabled.
     #[serde(default)]
     pub disabled: bool,
     /// The database record's settings (string -> string), kept as sent.
@@ -30,6 +38,7 @@ pub struct CatalogEntry {
     pub connection_strings: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.
 pub struct Catalog {
     env: Env<WithoutTls>,
     databases: Database<Bytes, Bytes>,
@@ -37,6 +46,7 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// Opens the catalog in `path`, creating it if needed.
     pub fn open(path: &Path) -> Result<Catalog, StorageError> {
         std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
@@ -50,15 +60,31 @@ impl Catalog {
         Ok(Catalog { env, databases, write_lock: Mutex::new(()) })
     }
 
+    /// Opens an existing catalog without writing to it (offline tools); None when `path` holds none.
+    pub fn open_read_only(path: &Path) -> Result<Option<Catalog>, StorageError> {
+        if !path.join(DATA_FILE).is_file() {
+            return Ok(None);
+        }
+        let env = open_read_only_env(path, 4)?;
+        let rtxn = env.read_txn()?;
+        let databases = env.open_database(&rtxn, Some(DATABASES))?;
+        let databases = databases.ok_or_else(|| StorageError::corrupted("catalog.databases", "table is missing"))?;
+        // Committing the opening transaction keeps the table handle for the next ones.
+        rtxn.commit()?;
+        Ok(Some(Catalog { env, databases, write_lock: Mutex::new(()) }))
+    }
+
     fn decode(bytes: &[u8]) -> Result<CatalogEntry, StorageError> {
         serde_json::from_slice(bytes).map_err(|e| StorageError::corrupted("catalog.databases", e.to_string()))
     }
 
+    /// The entry of the lower-cased name `key`.
     pub fn get(&self, key: &str) -> Result<Option<CatalogEntry>, StorageError> {
         let rtxn = self.env.read_txn()?;
         self.databases.get(&rtxn, key.as_bytes())?.map(Self::decode).transpose()
     }
 
+    /// Every entry, by lower-cased name.
     pub fn list(&self) -> Result<Vec<CatalogEntry>, StorageError> {
         let rtxn = self.env.read_txn()?;
         let mut out = Vec::new();

@@ -8,15 +8,17 @@ use std::time::{Duration, Instant};
 
 use heed::{CompactionOption, EnvOpenOptions};
 
-use crate::{tables, StorageError};
+use crate::tables::{self, DATA_FILE};
+use crate::StorageError;
 
-const DATA_FILE: &str = "data.mdb";
 const COPY_FILE: &str = "data.mdb.compacting";
 
 /// Sizes of the data file before and after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Compaction {
+    /// Size of the data file before the copy.
     pub bytes_before: u64,
+    /// Size of the compacted data file.
     pub bytes_after: u64,
 }
 

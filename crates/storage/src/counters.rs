@@ -1,14 +1,17 @@
 //! Counter rows: one signed total per (document, counter name); names compare case-insensitively and keep
 //! their first spelling.
 
-use crate::record::{Reader, Writer};
+use crate::codec::{Reader, Writer};
 use crate::tables::{self, named_key};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::id_key;
 
+/// A counter of a document: its name and total.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CounterValue {
+    /// As first written (names compare case-insensitively).
     pub name: String,
+    /// The total of every increment.
     pub value: i64,
 }
 
@@ -19,17 +22,19 @@ fn encode(counter: &CounterValue) -> Vec<u8> {
     w.0
 }
 
-fn decode(bytes: &[u8]) -> Result<CounterValue, StorageError> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<CounterValue, StorageError> {
     let mut r = Reader { bytes, table: tables::COUNTERS };
     let value = r.u64()? as i64;
     Ok(CounterValue { value, name: r.str16()? })
 }
 
 impl WriteTxn<'_> {
+    /// The counter `name` (any case) of the document whose lower-cased id is `doc_key`.
     pub fn counter(&self, doc_key: &str, name: &str) -> Result<Option<CounterValue>, StorageError> {
         self.tables.counters.get(&self.txn, &named_key(doc_key, &id_key(name)))?.map(decode).transpose()
     }
 
+    /// Counters of a document, by lower-cased name.
     pub fn counters_of(&self, doc_key: &str) -> Result<Vec<CounterValue>, StorageError> {
         let mut out = Vec::new();
         for entry in self.tables.counters.prefix_iter(&self.txn, &named_key(doc_key, ""))? {
@@ -52,12 +57,14 @@ impl WriteTxn<'_> {
         Ok((counter, created))
     }
 
+    /// Removes a counter; false when it did not exist.
     pub fn delete_counter(&mut self, doc_key: &str, name: &str) -> Result<bool, StorageError> {
         Ok(self.tables.counters.delete(&mut self.txn, &named_key(doc_key, &id_key(name)))?)
     }
 }
 
 impl ReadTxn<'_> {
+    /// The counter `name` (any case) of the document whose lower-cased id is `doc_key`.
     pub fn counter(&self, doc_key: &str, name: &str) -> Result<Option<CounterValue>, StorageError> {
         // Keys LMDB could not hold cannot have been written.
         if doc_key.is_empty() || doc_key.len() > 1024 || name.len() > corvid_types::MAX_NAME_BYTES {
@@ -66,6 +73,7 @@ impl ReadTxn<'_> {
         self.tables.counters.get(&self.txn, &named_key(doc_key, &id_key(name)))?.map(decode).transpose()
     }
 
+    /// Counters of a document, by lower-cased name.
     pub fn counters_of(&self, doc_key: &str) -> Result<Vec<CounterValue>, StorageError> {
         let mut out = Vec::new();
         if doc_key.is_empty() || doc_key.len() > 1024 {

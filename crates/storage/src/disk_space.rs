@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::StorageError;
 
+/// File in each database directory that holds the disk reserve (zeros).
 pub const RESERVE_FILE: &str = "reserve.space";
 /// Below this much free space an I/O error of a commit is taken for a full disk (LMDB reports a short write
 /// as EIO, and a file system can be full in all but a few blocks).

@@ -1,7 +1,11 @@
+//! Storage's error type.
+
 use std::path::PathBuf;
 
+/// Everything that can go wrong in storage.
 #[derive(Debug, thiserror::Error)]
 pub enum StorageError {
+    /// LMDB refused an operation.
     #[error("LMDB error: {0}")]
     Lmdb(heed::Error),
     /// The file system holding the database has no room for this write. Deletes are still accepted (the
@@ -11,25 +15,57 @@ pub enum StorageError {
          Deletes are still accepted; other writes resume once space is freed.",
         path.display()
     )]
-    DiskFull { path: PathBuf, available_bytes: u64 },
+    DiskFull {
+        /// The database directory.
+        path: PathBuf,
+        /// Free bytes on its file system when the write failed.
+        available_bytes: u64,
+    },
     /// LMDB's memory map is full and could not grow (see `map_growth.rs`).
     #[error(
         "The database's storage map (LMDB's map size) is full and could not grow; restart the server with a larger \
          --map-size-bytes (CORVID_MAP_SIZE_BYTES)"
     )]
     MapFull,
+    /// A file or directory outside LMDB could not be read or written.
     #[error("I/O error at {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// Stored bytes that do not decode as their table's layout.
     #[error("corrupted storage in table `{table}`: {context}")]
-    Corrupted { table: &'static str, context: String },
+    Corrupted {
+        /// The table.
+        table: &'static str,
+        /// What is wrong, naming the key where known.
+        context: String,
+    },
+    /// A map-reduce index's reduce function failed on one reduce key.
     #[error("reduce of key {reduce_key} failed: {message}")]
-    Reduce { reduce_key: String, message: String },
+    Reduce {
+        /// The reduce key.
+        reduce_key: String,
+        /// The reducer's error.
+        message: String,
+    },
+    /// A database written with another layout version, refused rather than misread.
     #[error("storage format version {found} is not supported (this build reads version {supported})")]
-    UnsupportedFormat { found: u32, supported: u32 },
+    UnsupportedFormat {
+        /// The stored version.
+        found: u32,
+        /// The version this build reads.
+        supported: u32,
+    },
+    /// The merger's queue is full; the write was not queued.
     #[error("the write queue of this database is full")]
     QueueFull,
+    /// The merger has stopped.
     #[error("the database is shutting down")]
     ShuttingDown,
+    /// The writer failed the write: it panicked, its merged commit failed, or the writer thread is gone.
     #[error("the write was interrupted by an internal failure: {0}")]
     WriterFailed(String),
 }

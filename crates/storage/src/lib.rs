@@ -2,18 +2,23 @@
 //! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
 //! turns many concurrent writes into one durable commit.
 
+#![warn(missing_docs)]
+
 mod attachments;
 mod blob_store;
 mod catalog;
+mod codec;
 mod compact;
 mod counters;
 mod disk_space;
 mod error;
 mod index_env;
+mod invariants;
 mod map_growth;
 mod map_reduce_store;
 mod merger;
 mod preallocate;
+mod read_only;
 mod read_txn;
 mod reader_gate;
 mod record;
@@ -21,22 +26,25 @@ mod reduce_store;
 mod reference_store;
 mod store;
 mod tables;
+mod violation;
 mod write_txn;
 
 pub use attachments::AttachmentRecord;
 pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
-pub use catalog::{Catalog, CatalogEntry};
+pub use catalog::{Catalog, CatalogEntry, CATALOG_DIR};
 pub use compact::{compact_closed_store, Compaction};
 pub use counters::CounterValue;
 pub use disk_space::RESERVE_FILE;
 pub use error::StorageError;
+pub use invariants::check_closed_store;
 pub use map_growth::MAX_MAP_SIZE;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
 pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
 pub use read_txn::ReadTxn;
-pub use record::{flags, push_json_string, DocumentRecord, Tombstone};
+pub use record::{flags, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};
 pub use reference_store::ReferenceStore;
 pub use store::{Store, StoreOptions, DEFAULT_DISK_RESERVE_BYTES};
 pub use tables::FORMAT_VERSION;
+pub use violation::{InvariantReport, Violation};
 pub use write_txn::{DeleteOutcome, PutOutcome, WriteTxn};

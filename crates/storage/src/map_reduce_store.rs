@@ -27,10 +27,14 @@ pub type Reducer<'a> = dyn FnMut(&str, &[String]) -> Result<Vec<String>, String>
 /// How the results of a batch changed: keys with new results, keys that are gone.
 #[derive(Debug, Default, PartialEq)]
 pub struct ReduceChanges {
+    /// Reduce keys whose results changed, with their new results (JSON texts).
     pub updated: Vec<(String, Vec<String>)>,
+    /// Reduce keys that no document maps to any more.
     pub removed: Vec<String>,
 }
 
+/// A static map-reduce index's map entries per document and reduce key, and its reduce results (LMDB in the
+/// index directory).
 pub struct MapReduceStore {
     env: Env<WithoutTls>,
     /// reduce key, 0x00, document key -> JSON array of that document's entries for the key
@@ -66,6 +70,7 @@ fn json_array(texts: &[String]) -> String {
 }
 
 impl MapReduceStore {
+    /// Opens (creating if needed) the store in `path`.
     pub fn open(path: &Path) -> Result<MapReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 64 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
@@ -77,6 +82,7 @@ impl MapReduceStore {
         Ok(MapReduceStore { env, entries, doc_keys, results, meta })
     }
 
+    /// The etag the stored entries and results are up to date with.
     pub fn last_etag(&self) -> Result<u64, StorageError> {
         let rtxn = self.env.read_txn()?;
         Ok(self.meta.get(&rtxn, LAST_ETAG)?.and_then(crate::tables::decode_etag).unwrap_or(0))
@@ -148,6 +154,7 @@ impl MapReduceStore {
         }
     }
 
+    /// Number of reduce keys with results.
     pub fn count(&self) -> Result<u64, StorageError> {
         let rtxn = self.env.read_txn()?;
         Ok(self.results.len(&rtxn)?)
@@ -164,6 +171,7 @@ impl MapReduceStore {
         Ok(out)
     }
 
+    /// Bytes of the data file.
     pub fn size_on_disk(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)
     }

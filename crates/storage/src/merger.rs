@@ -31,6 +31,7 @@ pub struct Pending {
     finish: Finish,
 }
 
+/// The merger's counters, updated by its thread and read by `snapshot`.
 #[derive(Default)]
 pub struct MergerStats {
     commits: AtomicU64,
@@ -50,6 +51,7 @@ pub struct MergerStats {
     data_file_free_bytes: AtomicU64,
 }
 
+/// The merger's counters at one moment (`/admin/metrics`).
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(rename_all = "PascalCase")]
 pub struct MergerStatsSnapshot {
@@ -62,14 +64,21 @@ pub struct MergerStatsSnapshot {
     pub merged_commands: u64,
     /// Commands that failed alone (e.g. concurrency conflicts) and changed nothing.
     pub failed_commands: u64,
+    /// Commands that panicked (rolled back alone; the writer goes on).
     pub panics: u64,
+    /// Merged commits that failed; every command in them got the error.
     pub commit_failures: u64,
+    /// Most commands merged into one commit.
     pub largest_batch: u64,
+    /// Mean time of a commit, in milliseconds.
     pub average_commit_ms: f64,
+    /// Commands waiting for the writer now.
     pub queued_commands: u64,
+    /// The last etag of the last durable commit.
     pub last_committed_etag: u64,
     /// Current size of LMDB's memory map; it starts at `--map-size-bytes` and doubles as data grows.
     pub map_size_bytes: u64,
+    /// Times the memory map grew.
     pub map_resizes: u64,
     /// The disk was found full: only deletes are accepted until space returns (`disk_space.rs`).
     pub low_disk_space: bool,
@@ -80,6 +89,7 @@ pub struct MergerStatsSnapshot {
 }
 
 impl MergerStats {
+    /// The counters now.
     pub fn snapshot(&self) -> MergerStatsSnapshot {
         let commits = self.commits.load(Ordering::Relaxed);
         let micros = self.commit_micros_total.load(Ordering::Relaxed);
@@ -103,6 +113,7 @@ impl MergerStats {
     }
 }
 
+/// One database's writer: a thread that merges queued writes into durable commits.
 pub struct TransactionMerger {
     sender: Mutex<Option<SyncSender<WriteJob>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
@@ -204,6 +215,7 @@ impl TransactionMerger {
         rx.recv().unwrap_or_else(|_| Err(StorageError::WriterFailed("the writer dropped the command".into()).into()))
     }
 
+    /// The merger's counters now.
     pub fn stats(&self) -> MergerStatsSnapshot {
         self.stats.snapshot()
     }

@@ -4,10 +4,10 @@ use heed::{RoTxn, WithoutTls};
 
 use crate::reader_gate::ReaderPass;
 use crate::record::{DocumentRecord, Tombstone};
-use crate::store::Tables;
-use crate::tables::{self, decode_etag};
+use crate::tables::{self, decode_etag, Tables};
 use crate::StorageError;
 
+/// A consistent snapshot of one database; reads never wait for the writer.
 pub struct ReadTxn<'e> {
     pub(crate) txn: RoTxn<'e, WithoutTls>,
     pub(crate) tables: Tables,
@@ -22,11 +22,8 @@ impl ReadTxn<'_> {
 
     /// Bytes of the pages the tables use (free pages and LMDB's own bookkeeping not counted).
     pub(crate) fn table_page_bytes(&self) -> Result<u64, StorageError> {
-        let t = &self.tables;
         let mut bytes = 0u64;
-        for table in
-            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters]
-        {
+        for (_, table) in self.tables.all() {
             let stat = table.stat(&self.txn)?;
             bytes += (stat.leaf_pages + stat.branch_pages + stat.overflow_pages) as u64 * u64::from(stat.page_size);
         }
@@ -170,15 +167,17 @@ impl ReadTxn<'_> {
         Ok(self.tables.tombstones.last(&self.txn)?.and_then(|(k, _)| decode_etag(k)).unwrap_or(0))
     }
 
+    /// Number of live documents.
     pub fn count_documents(&self) -> Result<u64, StorageError> {
         Ok(self.tables.docs.len(&self.txn)?)
     }
 
+    /// Number of tombstones.
     pub fn count_tombstones(&self) -> Result<u64, StorageError> {
         Ok(self.tables.tombstones.len(&self.txn)?)
     }
 
-    /// The highest etag of a document or tombstone in this snapshot.
+    /// The highest etag handed out so far (`meta/last_etag`: documents, tombstones and attachments).
     pub fn last_etag(&self) -> Result<u64, StorageError> {
         let stored = self.tables.meta.get(&self.txn, tables::meta_keys::LAST_ETAG)?.and_then(decode_etag).unwrap_or(0);
         Ok(stored)

@@ -1,20 +1,28 @@
 //! The stored form of a document and of a tombstone.
 //!
 //! A document keeps its JSON body (without `@metadata`) and the client's metadata (without the server-owned
-//! keys) as compact JSON text, so a read can splice the wire form together without parsing JSON.
+//! keys) as compact JSON text, so a read (the engine's `DocumentJson`) can splice the wire form together without
+//! parsing JSON.
 
+use crate::codec::{Reader, Writer};
 use crate::StorageError;
-use corvid_types::{format_change_vector, format_date, metadata as meta};
 
 const RECORD_VERSION: u8 = 1;
 
+/// A document as stored in `docs`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentRecord {
+    /// The id as the client first wrote it.
     pub id: String,
+    /// Etag of its last write.
     pub etag: u64,
+    /// When it was last written, unix nanoseconds.
     pub last_modified: i64,
+    /// Bit set of `flags`.
     pub flags: u32,
+    /// Its collection as written (`@empty` when it names none).
     pub collection: String,
+    /// `A:<etag>-<database id>` of its last write.
     pub change_vector: String,
     /// Compact JSON object of the user's fields, without `@metadata`.
     pub body: String,
@@ -23,66 +31,19 @@ pub struct DocumentRecord {
     pub client_metadata: String,
 }
 
+/// What a delete leaves in `tombstones`, so indexes catch up on deletes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tombstone {
+    /// Etag of the delete.
     pub etag: u64,
+    /// The deleted document's id as written.
     pub id: String,
+    /// The deleted document's collection.
     pub collection: String,
+    /// Change vector of the delete.
     pub change_vector: String,
+    /// When it was deleted, unix nanoseconds.
     pub deleted_at: i64,
-}
-
-pub(crate) struct Writer(pub(crate) Vec<u8>);
-
-impl Writer {
-    pub(crate) fn str16(&mut self, s: &str) {
-        self.0.extend_from_slice(&(s.len() as u16).to_be_bytes());
-        self.0.extend_from_slice(s.as_bytes());
-    }
-    fn str32(&mut self, s: &str) {
-        self.0.extend_from_slice(&(s.len() as u32).to_be_bytes());
-        self.0.extend_from_slice(s.as_bytes());
-    }
-}
-
-pub(crate) struct Reader<'a> {
-    pub(crate) bytes: &'a [u8],
-    pub(crate) table: &'static str,
-}
-
-impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], StorageError> {
-        if self.bytes.len() < n {
-            return Err(StorageError::corrupted(self.table, "record is truncated"));
-        }
-        let (head, rest) = self.bytes.split_at(n);
-        self.bytes = rest;
-        Ok(head)
-    }
-    pub(crate) fn u8(&mut self) -> Result<u8, StorageError> {
-        Ok(self.take(1)?[0])
-    }
-    pub(crate) fn u16(&mut self) -> Result<u16, StorageError> {
-        Ok(u16::from_be_bytes(self.take(2)?.try_into().expect("2 bytes")))
-    }
-    pub(crate) fn u32(&mut self) -> Result<u32, StorageError> {
-        Ok(u32::from_be_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    pub(crate) fn u64(&mut self) -> Result<u64, StorageError> {
-        Ok(u64::from_be_bytes(self.take(8)?.try_into().expect("8 bytes")))
-    }
-    pub(crate) fn string(&mut self, len: usize) -> Result<String, StorageError> {
-        let bytes = self.take(len)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| StorageError::corrupted(self.table, "string is not UTF-8"))
-    }
-    pub(crate) fn str16(&mut self) -> Result<String, StorageError> {
-        let len = self.u16()? as usize;
-        self.string(len)
-    }
-    pub(crate) fn str32(&mut self) -> Result<String, StorageError> {
-        let len = self.u32()? as usize;
-        self.string(len)
-    }
 }
 
 impl DocumentRecord {
@@ -102,6 +63,7 @@ impl DocumentRecord {
         w.0
     }
 
+    /// Reads the layout `encode` writes.
     pub fn decode(bytes: &[u8]) -> Result<Self, StorageError> {
         let mut r = Reader { bytes, table: crate::tables::DOCS };
         let version = r.u8()?;
@@ -119,95 +81,22 @@ impl DocumentRecord {
             body: r.str32()?,
         })
     }
-
-    /// Appends the wire form: the body with an `@metadata` object holding the server-owned keys first,
-    /// then the client's metadata. With `metadata_only`, the body's fields are left out.
-    pub fn write_json(&self, out: &mut String, metadata_only: bool) {
-        let body = if metadata_only { "{}" } else { self.body.as_str() };
-        debug_assert!(body.starts_with('{') && body.ends_with('}'));
-        let inner = &body[1..body.len() - 1];
-        out.push('{');
-        if !inner.is_empty() {
-            out.push_str(inner);
-            out.push(',');
-        }
-        out.push_str("\"@metadata\":{");
-        push_key_value(out, meta::COLLECTION, &self.collection);
-        out.push(',');
-        push_key_value(out, meta::CHANGE_VECTOR, &self.change_vector);
-        out.push(',');
-        push_key_value(out, meta::ID, &self.id);
-        out.push(',');
-        push_key_value(out, meta::LAST_MODIFIED, &format_date(self.last_modified));
-        if let Some(flags) = flags_string(self.flags) {
-            out.push(',');
-            push_key_value(out, meta::FLAGS, &flags);
-        }
-        let client = &self.client_metadata;
-        if client.len() > 2 {
-            out.push(',');
-            out.push_str(&client[1..client.len() - 1]);
-        }
-        out.push_str("}}");
-    }
-
-    pub fn to_json_string(&self, metadata_only: bool) -> String {
-        let mut s = String::with_capacity(self.body.len() + self.client_metadata.len() + 200);
-        self.write_json(&mut s, metadata_only);
-        s
-    }
-
-    pub fn change_vector_for(etag: u64, database_id: &str) -> String {
-        format_change_vector(etag, database_id)
-    }
 }
 
-/// Document flags (bit set) and their names on the wire.
+/// Document flags (bit set); the engine names them on the wire.
 pub mod flags {
+    /// The document has attachment rows.
     pub const HAS_ATTACHMENTS: u32 = 1 << 0;
+    /// The document has counter rows.
     pub const HAS_COUNTERS: u32 = 1 << 1;
+    /// RavenDB's revisions flag (Corvid keeps no revisions yet).
     pub const HAS_REVISIONS: u32 = 1 << 2;
+    /// RavenDB's time series flag (Corvid keeps no time series yet).
     pub const HAS_TIME_SERIES: u32 = 1 << 3;
     /// Written by the server, not a client (map-reduce output documents).
     pub const ARTIFICIAL: u32 = 1 << 4;
     /// A map-reduce index's output (`OutputReduceToCollection`).
     pub const FROM_INDEX: u32 = 1 << 5;
-    pub(crate) const NAMES: &[(u32, &str)] = &[
-        (HAS_REVISIONS, "HasRevisions"),
-        (HAS_ATTACHMENTS, "HasAttachments"),
-        (HAS_COUNTERS, "HasCounters"),
-        (HAS_TIME_SERIES, "HasTimeSeries"),
-        (ARTIFICIAL, "Artificial"),
-        (FROM_INDEX, "FromIndex"),
-    ];
-}
-
-fn flags_string(bits: u32) -> Option<String> {
-    let names: Vec<&str> = flags::NAMES.iter().filter(|(bit, _)| bits & bit != 0).map(|(_, n)| *n).collect();
-    (!names.is_empty()).then(|| names.join(", "))
-}
-
-fn push_key_value(out: &mut String, key: &str, value: &str) {
-    push_json_string(out, key);
-    out.push(':');
-    push_json_string(out, value);
-}
-
-/// Appends `value` as a JSON string literal.
-pub fn push_json_string(out: &mut String, value: &str) {
-    out.push('"');
-    for c in value.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 impl Tombstone {
@@ -222,6 +111,7 @@ impl Tombstone {
         w.0
     }
 
+    /// Reads the layout `encode` writes; the etag is the row's key.
     pub fn decode(etag: u64, bytes: &[u8]) -> Result<Self, StorageError> {
         let mut r = Reader { bytes, table: crate::tables::TOMBSTONES };
         let version = r.u8()?;
@@ -262,24 +152,5 @@ mod tests {
         let bytes = sample().encode();
         let err = DocumentRecord::decode(&bytes[..bytes.len() - 3]).unwrap_err();
         assert!(matches!(err, StorageError::Corrupted { table: "docs", .. }));
-    }
-
-    #[test]
-    fn wire_form_is_valid_json_with_metadata() {
-        let json: serde_json::Value = serde_json::from_str(&sample().to_json_string(false)).unwrap();
-        assert_eq!(json["name"], "Jo \"J\"");
-        assert_eq!(json["@metadata"]["@id"], "Users/1-A");
-        assert_eq!(json["@metadata"]["@collection"], "Users");
-        assert_eq!(json["@metadata"]["@change-vector"], "A:7-abc");
-        assert_eq!(json["@metadata"]["Raven-Python-Type"], "m.User");
-        assert_eq!(json["@metadata"]["@last-modified"], "2023-11-14T22:13:20.0000000Z");
-        let meta_only: serde_json::Value = serde_json::from_str(&sample().to_json_string(true)).unwrap();
-        assert!(meta_only.get("name").is_none());
-        let mut empty = sample();
-        empty.body = "{}".into();
-        empty.client_metadata = "{}".into();
-        empty.flags = flags::HAS_ATTACHMENTS | flags::HAS_COUNTERS;
-        let json: serde_json::Value = serde_json::from_str(&empty.to_json_string(false)).unwrap();
-        assert_eq!(json["@metadata"]["@flags"], "HasAttachments, HasCounters");
     }
 }

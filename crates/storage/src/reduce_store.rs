@@ -18,17 +18,23 @@ const LAST_ETAG: &[u8] = b"last_etag";
 /// What one document contributes to one reduce key: `values[0]` is its count (1), the rest its sums.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapOutput {
+    /// The group's key.
     pub reduce_key: String,
+    /// Count, then one sum per summed field.
     pub values: Vec<f64>,
 }
 
 /// The reduced values of one reduce key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ReduceRow {
+    /// The group's key.
     pub reduce_key: String,
+    /// Count, then one sum per summed field, over every document of the group.
     pub values: Vec<f64>,
 }
 
+/// An automatic map-reduce (`group by`) index's map outputs per document and reduce results per key (LMDB in
+/// the index directory).
 pub struct ReduceStore {
     env: Env<WithoutTls>,
     entries: Database<Bytes, Bytes>,
@@ -68,6 +74,7 @@ fn decode_entry(bytes: &[u8]) -> Result<MapOutput, StorageError> {
 }
 
 impl ReduceStore {
+    /// Opens (creating if needed) the store in `path`.
     pub fn open(path: &Path) -> Result<ReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 16 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
@@ -78,6 +85,7 @@ impl ReduceStore {
         Ok(ReduceStore { env, entries, results, meta })
     }
 
+    /// The etag the stored outputs and results are up to date with.
     pub fn last_etag(&self) -> Result<u64, StorageError> {
         let rtxn = self.env.read_txn()?;
         Ok(self.meta.get(&rtxn, LAST_ETAG)?.and_then(crate::tables::decode_etag).unwrap_or(0))
@@ -136,11 +144,13 @@ impl ReduceStore {
         Ok(out)
     }
 
+    /// Number of reduce keys with results.
     pub fn count(&self) -> Result<u64, StorageError> {
         let rtxn = self.env.read_txn()?;
         Ok(self.results.len(&rtxn)?)
     }
 
+    /// Bytes of the data file.
     pub fn size_on_disk(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)
     }

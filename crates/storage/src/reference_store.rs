@@ -12,6 +12,8 @@ use crate::StorageError;
 const REFS: &str = "refs";
 const BY_DOC: &str = "by_doc";
 
+/// Which documents a static index's map loaded (`load()`, `LoadDocument`) while mapping which (LMDB in the
+/// index directory).
 pub struct ReferenceStore {
     env: Env<WithoutTls>,
     /// loaded key, 0x00, loading key -> ()
@@ -29,6 +31,7 @@ fn pair_key(loaded: &str, loading: &str) -> Vec<u8> {
 }
 
 impl ReferenceStore {
+    /// Opens (creating if needed) the store in `path`.
     pub fn open(path: &Path) -> Result<ReferenceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 16 << 30, 2)?;
         let mut wtxn = env.write_txn()?;

@@ -2,17 +2,15 @@
 
 use std::path::{Path, PathBuf};
 
-use heed::types::Bytes;
-use heed::{Database, Env, EnvOpenOptions, WithoutTls};
+use heed::{Env, EnvOpenOptions, WithoutTls};
 
 use crate::blob_store::BlobStore;
 use crate::read_txn::ReadTxn;
 use crate::reader_gate::ReaderGate;
-use crate::tables::{self, meta_keys};
+use crate::tables::{self, meta_keys, Tables};
 use crate::StorageError;
 
-pub(crate) type Table = Database<Bytes, Bytes>;
-
+/// How a database's environment is opened.
 #[derive(Debug, Clone)]
 pub struct StoreOptions {
     /// Initial size of the memory map (virtual; the file grows as data is written). The merger doubles it
@@ -34,19 +32,6 @@ impl Default for StoreOptions {
     }
 }
 
-#[derive(Clone, Copy)]
-pub(crate) struct Tables {
-    pub docs: Table,
-    pub docs_by_etag: Table,
-    pub collection_etags: Table,
-    pub tombstones: Table,
-    pub identities: Table,
-    pub meta: Table,
-    pub attachments: Table,
-    pub attachment_refs: Table,
-    pub counters: Table,
-}
-
 /// One database's storage. Cheap to share behind an `Arc`; reads run on MVCC snapshots and never wait for
 /// the writer.
 pub struct Store {
@@ -63,6 +48,8 @@ pub struct Store {
 }
 
 impl Store {
+    /// Opens (creating if needed) the database in `path`, upgrading an older layout; removes attachment
+    /// contents no row references.
     pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, StorageError> {
         std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
@@ -72,17 +59,7 @@ impl Store {
         #[allow(unsafe_code)]
         let env = unsafe { open.open(path)? };
         let mut wtxn = env.write_txn()?;
-        let tables = Tables {
-            docs: env.create_database(&mut wtxn, Some(tables::DOCS))?,
-            docs_by_etag: env.create_database(&mut wtxn, Some(tables::DOCS_BY_ETAG))?,
-            collection_etags: env.create_database(&mut wtxn, Some(tables::COLLECTION_ETAGS))?,
-            tombstones: env.create_database(&mut wtxn, Some(tables::TOMBSTONES))?,
-            identities: env.create_database(&mut wtxn, Some(tables::IDENTITIES))?,
-            meta: env.create_database(&mut wtxn, Some(tables::META))?,
-            attachments: env.create_database(&mut wtxn, Some(tables::ATTACHMENTS))?,
-            attachment_refs: env.create_database(&mut wtxn, Some(tables::ATTACHMENT_REFS))?,
-            counters: env.create_database(&mut wtxn, Some(tables::COUNTERS))?,
-        };
+        let tables = Tables::create(&env, &mut wtxn)?;
         match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
             Some(v) => {
                 let found =
@@ -140,10 +117,12 @@ impl Store {
         self.blobs.collect(hashes, |hash| Ok(self.tables.attachment_refs.get(&rtxn, hash.as_bytes())?.is_some()));
     }
 
+    /// The database id of its change vectors.
     pub fn database_id(&self) -> &str {
         &self.database_id
     }
 
+    /// The database directory.
     pub fn path(&self) -> &Path {
         &self.path
     }

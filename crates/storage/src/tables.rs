@@ -1,5 +1,13 @@
-//! Every table name and key layout of a database environment, in one place. Byte layouts are described in
-//! docs/storage-format.md; change FORMAT_VERSION when any of them changes.
+//! Every table of a database environment, in one place: names, key layouts and the open handles. Byte layouts
+//! are described in docs/storage-format.md; change FORMAT_VERSION when any of them changes.
+
+use heed::types::Bytes;
+use heed::{Database, Env, RoTxn, RwTxn, WithoutTls};
+
+use crate::StorageError;
+
+/// LMDB's data file inside an environment's directory.
+pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
 pub const FORMAT_VERSION: u32 = 2;
@@ -23,10 +31,85 @@ pub const ATTACHMENT_REFS: &str = "attachment_refs";
 /// lower-cased document id + 0x1E + lower-cased counter name -> i64 BE total + u16-length name as first written
 pub const COUNTERS: &str = "counters";
 
+/// Number of tables in a database environment.
 pub const TABLE_COUNT: u32 = 9;
+
+/// Every table name, in the order of the fields of [`Tables`].
+const NAMES: [&str; TABLE_COUNT as usize] =
+    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS];
+
+/// One LMDB table; keys and values are raw bytes laid out as described above.
+pub(crate) type Table = Database<Bytes, Bytes>;
+
+/// The open handles of every table of a database environment. Handles are plain numbers, so this is `Copy`
+/// and each transaction keeps its own.
+#[derive(Clone, Copy)]
+pub(crate) struct Tables {
+    pub docs: Table,
+    pub docs_by_etag: Table,
+    pub collection_etags: Table,
+    pub tombstones: Table,
+    pub identities: Table,
+    pub meta: Table,
+    pub attachments: Table,
+    pub attachment_refs: Table,
+    pub counters: Table,
+}
+
+impl Tables {
+    /// Opens every table, creating the missing ones.
+    pub(crate) fn create(env: &Env<WithoutTls>, wtxn: &mut RwTxn<'_>) -> Result<Tables, StorageError> {
+        let mut handles = Vec::with_capacity(NAMES.len());
+        for name in NAMES {
+            handles.push(env.create_database(wtxn, Some(name))?);
+        }
+        Ok(Tables::from_handles(&handles))
+    }
+
+    /// Opens every table without writing; the names of the missing ones when any is.
+    pub(crate) fn open_existing<T>(env: &Env<T>, rtxn: &RoTxn<'_>) -> Result<Result<Tables, Vec<&'static str>>, StorageError> {
+        let mut handles = Vec::with_capacity(NAMES.len());
+        let mut missing = Vec::new();
+        for name in NAMES {
+            match env.open_database(rtxn, Some(name))? {
+                Some(table) => handles.push(table),
+                None => missing.push(name),
+            }
+        }
+        Ok(if missing.is_empty() { Ok(Tables::from_handles(&handles)) } else { Err(missing) })
+    }
+
+    fn from_handles(h: &[Table]) -> Tables {
+        Tables {
+            docs: h[0],
+            docs_by_etag: h[1],
+            collection_etags: h[2],
+            tombstones: h[3],
+            identities: h[4],
+            meta: h[5],
+            attachments: h[6],
+            attachment_refs: h[7],
+            counters: h[8],
+        }
+    }
+
+    /// Every table with its name.
+    pub(crate) fn all(&self) -> [(&'static str, Table); TABLE_COUNT as usize] {
+        let t = self;
+        let handles =
+            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters];
+        std::array::from_fn(|i| (NAMES[i], handles[i]))
+    }
+}
 
 /// Separates the document id from the attachment or counter name in keys (ids cannot contain it).
 pub const NAME_SEPARATOR: u8 = 0x1E;
+
+/// Splits the key of an attachment or counter row into the document key and the lower-cased name.
+pub fn split_named_key(key: &[u8]) -> Option<(&[u8], &[u8])> {
+    let at = key.iter().position(|b| *b == NAME_SEPARATOR)?;
+    Some((&key[..at], &key[at + 1..]))
+}
 
 /// Key of an attachment or counter row; with an empty name, the prefix of all rows of a document.
 pub fn named_key(doc_key: &str, name_lower: &str) -> Vec<u8> {
@@ -60,6 +143,15 @@ pub fn collection_prefix(collection_lower: &str) -> Vec<u8> {
     key.extend_from_slice(&(collection_lower.len() as u16).to_be_bytes());
     key.extend_from_slice(collection_lower.as_bytes());
     key
+}
+
+/// Splits a `collection_etags` key into the lower-cased collection and the etag.
+pub fn split_collection_etag_key(key: &[u8]) -> Option<(&[u8], u64)> {
+    let len = u16::from_be_bytes(key.get(..2)?.try_into().ok()?) as usize;
+    if key.len() != 2 + len + 8 {
+        return None;
+    }
+    Some((&key[2..2 + len], decode_etag(&key[2 + len..])?))
 }
 
 pub fn collection_etag_key(collection_lower: &str, etag: u64) -> Vec<u8> {

@@ -4,11 +4,11 @@
 use heed::RwTxn;
 
 use crate::record::{DocumentRecord, Tombstone};
-use crate::store::Tables;
-use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys};
+use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys, Tables};
 use crate::StorageError;
 use corvid_types::{format_change_vector, id_key};
 
+/// One write inside the merger's transaction (nested: a failed write rolls back alone).
 pub struct WriteTxn<'t> {
     pub(crate) txn: RwTxn<'t>,
     pub(crate) tables: Tables,
@@ -20,23 +20,34 @@ pub struct WriteTxn<'t> {
     pub(crate) low_space: Option<&'t std::path::Path>,
 }
 
+/// What a stored document got.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PutOutcome {
+    /// Its new etag.
     pub etag: u64,
+    /// The change vector of that etag.
     pub change_vector: String,
+    /// When it was written, unix nanoseconds.
     pub last_modified: i64,
+    /// Its collection, as written.
     pub collection: String,
+    /// Its flags (`flags`).
     pub flags: u32,
 }
 
+/// What a delete left: the tombstone's etag and change vector.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DeleteOutcome {
+    /// The tombstone's etag.
     pub etag: u64,
+    /// The change vector of that etag.
     pub change_vector: String,
+    /// The deleted document's collection.
     pub collection: String,
 }
 
 impl WriteTxn<'_> {
+    /// The database id of its change vectors.
     pub fn database_id(&self) -> &str {
         self.database_id
     }
@@ -147,10 +158,12 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
+    /// The current value of the identity `name` (any case); 0 when never used.
     pub fn identity(&self, name: &str) -> Result<u64, StorageError> {
         Ok(self.tables.identities.get(&self.txn, id_key(name).as_bytes())?.and_then(decode_etag).unwrap_or(0))
     }
 
+    /// Sets the identity `name` (any case) to `value`.
     pub fn set_identity(&mut self, name: &str, value: u64) -> Result<(), StorageError> {
         self.tables.identities.put(&mut self.txn, id_key(name).as_bytes(), &value.to_be_bytes())?;
         Ok(())

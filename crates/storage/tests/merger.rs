@@ -4,7 +4,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_storage::{StorageError, Store, StoreOptions, TransactionMerger};
+use corvid_storage::{check_closed_store, StorageError, Store, StoreOptions, TransactionMerger};
 
 fn options() -> StoreOptions {
     StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0 }
@@ -14,6 +14,12 @@ fn open(dir: &std::path::Path) -> (Arc<Store>, TransactionMerger) {
     let store = Arc::new(Store::open(dir, &options()).unwrap());
     let merger = TransactionMerger::start("test", store.clone(), 1024, |_| {}).unwrap();
     (store, merger)
+}
+
+/// Every test ends by checking the storage layout's invariants on what it wrote.
+fn assert_sound(store: &Store) {
+    let report = store.check_invariants().unwrap();
+    assert!(report.is_sound(), "{:#?}", report.violations);
 }
 
 #[derive(Debug)]
@@ -54,6 +60,7 @@ fn concurrent_writes_are_merged_into_few_durable_commits() {
     let snapshot = store.read().unwrap();
     assert_eq!(snapshot.count_documents().unwrap(), 800);
     assert_eq!(snapshot.last_etag().unwrap(), 800);
+    assert_sound(&store);
 }
 
 /// Holds the writer busy so the next submissions queue up and land in one merged transaction.
@@ -106,6 +113,7 @@ fn a_failing_command_rolls_back_alone_inside_a_merged_transaction() {
     let (a, c) = (snapshot.document("a").unwrap().unwrap(), snapshot.document("c").unwrap().unwrap());
     assert_eq!(c.etag, a.etag + 1, "the rolled-back etag is reused, so etags stay dense");
     assert_eq!(merger.stats().failed_commands, 1);
+    assert_sound(&store);
 }
 
 #[test]
@@ -122,6 +130,7 @@ fn a_panicking_command_does_not_stop_the_writer() {
     assert!(snapshot.document("p").unwrap().is_none());
     assert!(snapshot.document("after").unwrap().is_some());
     assert_eq!(merger.stats().panics, 1);
+    assert_sound(&store);
 }
 
 #[test]
@@ -135,6 +144,8 @@ fn writes_survive_reopen_and_etags_keep_increasing() {
         merger.write_blocking(|txn| Ok::<_, TestError>(txn.delete_document("x", 2)?)).unwrap();
         merger.stop();
     }
+    let closed = check_closed_store(dir.path()).unwrap().unwrap();
+    assert!(closed.is_sound() && closed.documents == 1 && closed.tombstones == 1, "{closed:#?}");
     let (store, merger) = open(dir.path());
     {
         let snapshot = store.read().unwrap();
@@ -153,6 +164,7 @@ fn writes_survive_reopen_and_etags_keep_increasing() {
     }
     let next = put(&merger, "z", "{}").unwrap();
     assert_eq!(next, first_etag + 2, "the etag after the tombstone's");
+    assert_sound(&store);
 }
 
 #[test]
@@ -172,6 +184,7 @@ fn overwrites_keep_the_etag_and_collection_indexes_consistent() {
         .unwrap();
     assert_eq!(order, [("b".to_owned(), 2), ("a".to_owned(), 3)]);
     assert_eq!(snapshot.collection_counts().unwrap(), [("Things".to_owned(), 2)]);
+    assert_sound(&store);
 }
 
 #[test]
@@ -185,6 +198,7 @@ fn readers_see_a_stable_snapshot_while_the_writer_commits() {
     assert_eq!(snapshot.document("a").unwrap().unwrap().body, r#"{"v":1}"#);
     assert!(snapshot.document("b").unwrap().is_none());
     assert_eq!(store.read().unwrap().document("a").unwrap().unwrap().body, r#"{"v":2}"#);
+    assert_sound(&store);
 }
 
 #[test]
@@ -204,4 +218,5 @@ fn preallocated_space_is_harmless_across_reopen() {
     let snapshot = store.read().unwrap();
     assert_eq!(snapshot.count_documents().unwrap(), 101);
     assert_eq!(snapshot.document("d/42").unwrap().unwrap().body, r#"{"i":42}"#);
+    assert_sound(&store);
 }

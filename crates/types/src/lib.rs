@@ -5,12 +5,14 @@ mod change_vector;
 mod dates;
 mod ids;
 pub mod json;
+mod json_string;
 pub mod metadata;
 mod names;
 
 pub use change_vector::{format_change_vector, new_database_id, new_guid, NODE_TAG};
 pub use dates::{format_date, now_nanos};
 pub use ids::{id_key, validate_id, IdError, MAX_ID_BYTES};
+pub use json_string::push_json_string;
 pub use names::{validate_name, NameError, NameKind, MAX_NAME_BYTES};
 
 /// Per-database, strictly increasing sequence number of every document write and delete.

@@ -11,6 +11,7 @@ use super::definition::AutoIndexDefinition;
 use super::js_map::{JsMapCompileError, JsMapProgram, JsMapRunError};
 use super::linq_map::{compile_linq, linq_entry};
 use super::static_index::SourceLanguage;
+use crate::document_json::DocumentJson;
 
 /// Index entries one document may produce over all the maps of a static index (each C# map is also held
 /// to it by its own budget, which stops it while it evaluates).

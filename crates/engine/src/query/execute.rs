@@ -17,6 +17,7 @@ use super::reduce::{ReducePlan, Row};
 use super::request::QueryRequest;
 use super::resolve::{ResolvedPlan, Target};
 use super::response::QueryResponse;
+use crate::document_json::DocumentJson;
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
 use crate::{Cancellation, Database, EngineError};

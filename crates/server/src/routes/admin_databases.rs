@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_storage::CatalogEntry;
+use corvid_engine::CatalogEntry;
 use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
 

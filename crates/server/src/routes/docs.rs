@@ -6,7 +6,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use corvid_engine::{BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocument, PageRequest};
-use corvid_storage::push_json_string;
+use corvid_types::push_json_string;
 use serde_json::{json, Value};
 
 use crate::body::read_json;

@@ -7,8 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use corvid_engine::{Cancellation, QueryRequest, QueryResponse};
-use corvid_storage::push_json_string;
-use corvid_types::{format_date, NODE_TAG};
+use corvid_types::{format_date, push_json_string, NODE_TAG};
 use serde_json::{Map, Value};
 
 use crate::body::read_json;
