@@ -15,10 +15,11 @@ use corvid_types::{id_key, now_nanos};
 use serde_json::value::RawValue;
 
 use crate::attachments::AttachmentCommand;
-use crate::batch::{put_in_txn, ExpectedChangeVector};
 use crate::counters::{CounterOperation, DocumentCounters};
 use crate::json_stream::JsonArrayReader;
 use crate::operations::Operation;
+use crate::write::document::put_document;
+use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
 
 /// A batch is committed when it holds this many commands...
@@ -300,7 +301,7 @@ impl Database {
                                     }
                                 }
                             }
-                            put_in_txn(txn, &id, &ExpectedChangeVector::Any, document, now)?;
+                            put_document(txn, &id, &ExpectedChangeVector::Any, document, now)?;
                             counts.written += 1;
                         }
                         Item::Counters(command) => {

@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 
 use crate::operations::{Operation, OperationFailure};
 use crate::patch::{patch_document, PatchCommand, PatchScript, PatchStatus};
-use crate::{Database, EngineError, ExpectedChangeVector, QueryRequest};
+use crate::write::precondition::ExpectedChangeVector;
+use crate::{Database, EngineError, QueryRequest};
 
 /// Documents changed per transaction: large enough to amortize the commit, small enough that other
 /// writes wait at most a few milliseconds.

@@ -23,9 +23,10 @@ mod query;
 mod reads;
 mod stats;
 mod wildcard;
+mod write;
 
 pub use attachments::{AttachmentCommand, AttachmentDetails, AttachmentReply};
-pub use batch::{validate_command, BatchCommand, BatchReply, ExpectedChangeVector};
+pub use batch::{validate_command, BatchCommand, BatchReply};
 pub use bulk_insert::{BulkInsertOptions, BulkInsertSummary};
 pub use by_query::ByQueryOptions;
 pub use cancellation::{CancelOnDrop, Cancellation};
@@ -42,3 +43,4 @@ pub use patch::{validate_script, PatchCommand, PatchOutcome, PatchScript, PatchS
 pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};
 pub use stats::{CollectionStats, DatabaseStats};
+pub use write::precondition::ExpectedChangeVector;
