@@ -8,6 +8,7 @@ use crate::patch::PatchStatus;
 pub enum OperationResult {
     /// A patch or delete by query.
     ByQuery(ByQueryResult),
+    /// A bulk insert.
     BulkInsert(BulkInsertSummary),
 }
 
@@ -25,7 +26,9 @@ pub struct ByQueryResult {
 /// What happened to one document of a patch or delete by query.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ByQueryDetail {
+    /// The patch's outcome for the document (as stored: its id and new change vector).
     Patched { id: String, change_vector: Option<String>, status: PatchStatus },
+    /// The document was deleted (the id as the query matched it).
     Deleted { id: String },
 }
 

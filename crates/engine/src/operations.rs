@@ -22,9 +22,13 @@ const MAX_FINISHED: usize = 1024;
 /// operation reports, `F` the typed error a faulted one failed with (the server renders both).
 #[derive(Debug)]
 pub enum OperationState<R, F> {
+    /// Still running.
     InProgress,
+    /// Finished with this result.
     Completed(Arc<R>),
+    /// Failed with this error.
     Faulted(Arc<F>),
+    /// Stopped when asked to (`kill`).
     Canceled,
 }
 
