@@ -1,13 +1,13 @@
-//! Attachments: staging uploads, the batch commands that reference them, and the `@attachments` /
-//! `@counters` metadata kept on the document.
+//! Attachments: staging uploads, the commands that reference them (put, delete, copy, move) and reading
+//! them back. Each change rewrites the document's `@attachments` metadata (`write::metadata`).
 
 use std::fs::File;
 
-use corvid_storage::{flags, AttachmentRecord, StagedBlob, WriteTxn};
+use corvid_storage::{AttachmentRecord, StagedBlob, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_name, NameKind};
-use serde_json::{json, Map, Value};
 
-use crate::batch::ExpectedChangeVector;
+use crate::write::metadata::refresh_document;
+use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError};
 
 #[derive(Debug, Clone)]
@@ -56,39 +56,6 @@ pub enum AttachmentReply {
 
 fn missing_document(id: &str) -> EngineError {
     EngineError::DocumentDoesNotExist(id.to_owned())
-}
-
-/// Client metadata with the server-kept `@attachments` and `@counters` of the stored document added.
-pub(crate) fn with_extras(txn: &WriteTxn<'_>, key: &str, client_metadata: &str) -> Result<(String, u32), EngineError> {
-    let mut meta: Map<String, Value> = corvid_types::json::parse(client_metadata).unwrap_or_default();
-    meta.shift_remove("@attachments");
-    meta.shift_remove("@counters");
-    let mut bits = 0;
-    // In key order: by lower-cased name, as RavenDB lists them.
-    let attachments = txn.attachments_of(key)?;
-    if !attachments.is_empty() {
-        let list: Vec<Value> =
-            attachments.iter().map(|a| json!({"Name": a.name, "Hash": a.hash, "ContentType": a.content_type, "Size": a.size})).collect();
-        meta.insert("@attachments".into(), Value::Array(list));
-        bits |= flags::HAS_ATTACHMENTS;
-    }
-    let mut counters: Vec<String> = txn.counters_of(key)?.into_iter().map(|c| c.name).collect();
-    if !counters.is_empty() {
-        counters.sort_by_key(|n| n.to_lowercase());
-        meta.insert("@counters".into(), json!(counters));
-        bits |= flags::HAS_COUNTERS;
-    }
-    Ok((Value::Object(meta).to_string(), bits))
-}
-
-/// Rewrites a document after its attachments or counters changed: new `@attachments`/`@counters`, flags,
-/// etag and change vector. Returns the new change vector.
-pub(crate) fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<String, EngineError> {
-    let doc = txn.document(key)?.ok_or_else(|| missing_document(key))?;
-    let (meta, bits) = with_extras(txn, key, &doc.client_metadata)?;
-    let kept = doc.flags & !(flags::HAS_ATTACHMENTS | flags::HAS_COUNTERS);
-    let out = txn.put_document(&doc.id, &doc.collection, doc.body, meta, kept | bits, now)?;
-    Ok(out.change_vector)
 }
 
 fn details(id: &str, record: AttachmentRecord, document_change_vector: String) -> AttachmentDetails {

@@ -1,55 +1,19 @@
-//! Batches (`bulk_docs`) and single-document writes, with optimistic concurrency. A batch runs as one job of
-//! the merger: all of its commands commit together or none does.
+//! Batches (`bulk_docs`): each command is handed to the write it names (a document put or delete, a patch,
+//! a JSON patch, an attachment or counter change) and its outcome becomes the command's reply. A batch runs
+//! as one job of the merger: all of its commands commit together or none does.
 
-use corvid_storage::{DocumentRecord, WriteTxn};
-use corvid_types::{id_key, now_nanos, validate_id, NODE_TAG};
+use corvid_storage::WriteTxn;
+use corvid_types::{now_nanos, validate_id};
 
+use crate::attachments::{AttachmentCommand, AttachmentReply};
+use crate::counters::{CountersReply, DocumentCounters};
+use crate::json_patch::{json_patch_in_txn, JsonPatchOp};
 use crate::patch::{patch_document, patch_in_txn, PatchCommand, PatchOutcome};
-use crate::{AttachmentCommand, AttachmentReply, CountersReply, Database, DocumentCounters, EngineError, IncomingDocument};
-use corvid_storage::flags::{HAS_ATTACHMENTS, HAS_COUNTERS};
+use crate::write::document::{delete_document, delete_documents_with_prefix, put_document, DeleteOutcome, PutOutcome};
+use crate::write::precondition::ExpectedChangeVector;
+use crate::{Database, EngineError, IncomingDocument};
 
-/// What the client said the document's current change vector must be.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ExpectedChangeVector {
-    /// No check (`null` or absent).
-    Any,
-    /// The document must not exist (`""`).
-    MustNotExist,
-    /// The document must exist with exactly this change vector.
-    Exactly(String),
-}
-
-impl ExpectedChangeVector {
-    pub fn from_wire(value: Option<&str>) -> Self {
-        match value {
-            None => ExpectedChangeVector::Any,
-            Some("") => ExpectedChangeVector::MustNotExist,
-            Some(cv) => ExpectedChangeVector::Exactly(cv.to_owned()),
-        }
-    }
-
-    pub(crate) fn check(&self, id: &str, current: Option<&DocumentRecord>, operation: &str) -> Result<(), EngineError> {
-        let violation = |detail: String| EngineError::Concurrency {
-            message: format!("{detail}. Optimistic concurrency violation, transaction will be aborted."),
-        };
-        match (self, current) {
-            (ExpectedChangeVector::Any, _) | (ExpectedChangeVector::MustNotExist, None) => Ok(()),
-            (ExpectedChangeVector::MustNotExist, Some(doc)) => Err(violation(format!(
-                "Document {id} has change vector {}, but {operation} was called expecting the document not to exist",
-                doc.change_vector
-            ))),
-            (ExpectedChangeVector::Exactly(cv), None) => {
-                Err(violation(format!("Document {id} does not exist, but {operation} was called with change vector {cv}")))
-            }
-            (ExpectedChangeVector::Exactly(cv), Some(doc)) if &doc.change_vector != cv => Err(violation(format!(
-                "Document {id} has change vector {}, but {operation} was called with change vector {cv}",
-                doc.change_vector
-            ))),
-            (ExpectedChangeVector::Exactly(_), Some(_)) => Ok(()),
-        }
-    }
-}
-
+/// One command of a batch, as the client sent it.
 #[derive(Debug, Clone)]
 pub enum BatchCommand {
     Put {
@@ -69,7 +33,7 @@ pub enum BatchCommand {
     /// `JsonPatch`: RFC 6902 operations on the document's body.
     JsonPatch {
         id: String,
-        ops: Vec<crate::JsonPatchOp>,
+        ops: Vec<JsonPatchOp>,
         return_document: bool,
     },
     /// `BatchPATCH`: one script over many documents (each with its own expected change vector).
@@ -81,6 +45,7 @@ pub enum BatchCommand {
     Counters(DocumentCounters),
 }
 
+/// The answer to one command of a batch, in the order of the commands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchReply {
     Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
@@ -126,81 +91,36 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
     Ok(())
 }
 
-/// The final id of a PUT: `prefix/` gets a server-generated id, `prefix|` the next identity.
-fn resolve_id(txn: &mut WriteTxn<'_>, id: &str) -> Result<String, EngineError> {
-    if let Some(prefix) = id.strip_suffix('|') {
-        let value = txn.next_identity(&identity_name(prefix))?;
-        return Ok(format!("{}/{value}", prefix.trim_end_matches('/')));
-    }
-    if id.is_empty() {
-        // No id at all: the server makes up a unique one, as RavenDB does.
-        return Ok(corvid_types::new_guid());
-    }
-    if id.ends_with('/') {
-        return Ok(format!("{id}{:019}-{NODE_TAG}", txn.peek_next_etag()));
-    }
-    Ok(id.to_owned())
-}
-
-/// Identities are named with a trailing `|` (`users|`), as RavenDB lists them; `users`, `users|` and
-/// `users/` name the same identity.
-pub(crate) fn identity_name(prefix: &str) -> String {
-    format!("{}|", prefix.trim_end_matches(['|', '/']))
-}
-
-pub(crate) fn put_in_txn(
-    txn: &mut WriteTxn<'_>,
-    id: &str,
-    expected: &ExpectedChangeVector,
-    document: IncomingDocument,
-    now: i64,
-) -> Result<BatchReply, EngineError> {
-    let id = resolve_id(txn, id)?;
-    validate_id(&id)?;
-    let current = txn.document(&id_key(&id))?;
-    expected.check(&id, current.as_ref(), "PUT")?;
-    // Keep the id's original spelling from the first write, like RavenDB does on overwrite.
-    let stored_id = current.as_ref().map(|c| c.id.clone()).unwrap_or(id);
-    let flags = current.as_ref().map(|c| c.flags).unwrap_or(0);
-    let (client_metadata, extra_flags) = crate::attachments::with_extras(txn, &id_key(&stored_id), &document.client_metadata)?;
-    let flags = (flags & !(HAS_ATTACHMENTS | HAS_COUNTERS)) | extra_flags;
-    let out = txn.put_document(&stored_id, &document.collection, document.body, client_metadata, flags, now)?;
-    Ok(BatchReply::Put {
-        id: stored_id,
-        collection: out.collection,
-        change_vector: out.change_vector,
-        last_modified: out.last_modified,
-        flags: out.flags,
-    })
-}
-
-pub(crate) fn delete_in_txn(
-    txn: &mut WriteTxn<'_>,
-    id: &str,
-    expected: &ExpectedChangeVector,
-    now: i64,
-) -> Result<BatchReply, EngineError> {
-    let key = id_key(id);
-    let current = txn.document(&key)?;
-    expected.check(id, current.as_ref(), "DELETE")?;
-    let outcome = txn.delete_document(&key, now)?;
-    Ok(BatchReply::Delete { id: id.to_owned(), deleted: outcome.is_some(), change_vector: outcome.map(|o| o.change_vector) })
-}
-
-fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies: &mut Vec<BatchReply>) -> Result<(), EngineError> {
-    match command {
-        BatchCommand::Put { id, expected, document } => replies.push(put_in_txn(txn, &id, &expected, document, now)?),
-        BatchCommand::Delete { id, expected } => replies.push(delete_in_txn(txn, &id, &expected, now)?),
-        BatchCommand::DeletePrefix { prefix } => {
-            let keys = txn.document_keys_with_prefix(&id_key(&prefix))?;
-            for key in &keys {
-                txn.delete_document(key, now)?;
-            }
-            replies.push(BatchReply::Delete { id: format!("{prefix}*"), deleted: !keys.is_empty(), change_vector: None });
+impl From<PutOutcome> for BatchReply {
+    fn from(put: PutOutcome) -> Self {
+        BatchReply::Put {
+            id: put.id,
+            collection: put.collection,
+            change_vector: put.change_vector,
+            last_modified: put.last_modified,
+            flags: put.flags,
         }
-        BatchCommand::Patch(patch) => replies.push(BatchReply::Patch(Box::new(patch_in_txn(txn, &patch, now)?))),
+    }
+}
+
+impl From<DeleteOutcome> for BatchReply {
+    fn from(delete: DeleteOutcome) -> Self {
+        BatchReply::Delete { id: delete.id, deleted: delete.deleted, change_vector: delete.change_vector }
+    }
+}
+
+/// Runs one command of a batch and answers with its reply.
+fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64) -> Result<BatchReply, EngineError> {
+    Ok(match command {
+        BatchCommand::Put { id, expected, document } => put_document(txn, &id, &expected, document, now)?.into(),
+        BatchCommand::Delete { id, expected } => delete_document(txn, &id, &expected, now)?.into(),
+        BatchCommand::DeletePrefix { prefix } => {
+            let deleted = delete_documents_with_prefix(txn, &prefix, now)?;
+            BatchReply::Delete { id: format!("{prefix}*"), deleted, change_vector: None }
+        }
+        BatchCommand::Patch(patch) => BatchReply::Patch(Box::new(patch_in_txn(txn, &patch, now)?)),
         BatchCommand::JsonPatch { id, ops, return_document } => {
-            replies.push(BatchReply::JsonPatch(Box::new(crate::json_patch::json_patch_in_txn(txn, &id, &ops, return_document, now)?)))
+            BatchReply::JsonPatch(Box::new(json_patch_in_txn(txn, &id, &ops, return_document, now)?))
         }
         BatchCommand::BatchPatch { ids, mut patch } => {
             let mut outcomes = Vec::with_capacity(ids.len());
@@ -208,12 +128,11 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64, replies:
                 patch.expected = expected;
                 outcomes.push(patch_document(txn, &id, &patch, None, now)?);
             }
-            replies.push(BatchReply::BatchPatch(outcomes));
+            BatchReply::BatchPatch(outcomes)
         }
-        BatchCommand::Attachment(command) => replies.push(BatchReply::Attachment(crate::attachments::run(txn, command, now)?)),
-        BatchCommand::Counters(command) => replies.push(BatchReply::Counters(crate::counters::run(txn, command, now)?)),
-    }
-    Ok(())
+        BatchCommand::Attachment(command) => BatchReply::Attachment(crate::attachments::run(txn, command, now)?),
+        BatchCommand::Counters(command) => BatchReply::Counters(crate::counters::run(txn, command, now)?),
+    })
 }
 
 impl Database {
@@ -230,53 +149,18 @@ impl Database {
         self.write(
             move |txn| {
                 let now = now_nanos();
-                let mut replies = Vec::with_capacity(commands.len());
-                for command in commands {
-                    run_command(txn, command, now, &mut replies)?;
-                }
-                Ok(replies)
+                commands.into_iter().map(|command| run_command(txn, command, now)).collect()
             },
             reply,
         )
     }
 
+    /// Runs a batch and waits until it is durable (call on a blocking thread).
     pub fn batch_blocking(&self, commands: Vec<BatchCommand>) -> Result<Vec<BatchReply>, EngineError> {
         let (tx, rx) = std::sync::mpsc::channel();
         self.submit_batch(commands, move |r| {
             let _ = tx.send(r);
         })?;
         rx.recv().unwrap_or_else(|_| Err(EngineError::ShuttingDown { database: self.name().to_owned() }))
-    }
-}
-
-impl Database {
-    /// Applies a JSON patch (`PATCH /json-patch`) once it is durable.
-    pub fn submit_json_patch(
-        &self,
-        id: String,
-        ops: Vec<crate::JsonPatchOp>,
-        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
-    ) -> Result<(), EngineError> {
-        validate_id(&id)?;
-        self.write(move |txn| crate::json_patch::json_patch_in_txn(txn, &id, &ops, true, now_nanos()), reply)
-    }
-
-    /// Runs one patch in the writer's transaction and rolls it back (`PATCH /docs?test=true`): the outcome
-    /// says what the patch would do, with debug output; nothing is written. Call on a blocking thread.
-    pub fn test_patch_blocking(&self, mut command: PatchCommand) -> Result<PatchOutcome, EngineError> {
-        validate_id(&command.id)?;
-        command.debug = true;
-        command.return_document = true;
-        self.merger.dry_run_blocking(move |txn| patch_in_txn(txn, &command, now_nanos())).map_err(|e| self.name_error(e))
-    }
-
-    /// Applies one patch (`PATCH /docs`) once it is durable.
-    pub fn submit_patch(
-        &self,
-        command: PatchCommand,
-        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
-    ) -> Result<(), EngineError> {
-        validate_id(&command.id)?;
-        self.write(move |txn| patch_in_txn(txn, &command, now_nanos()), reply)
     }
 }

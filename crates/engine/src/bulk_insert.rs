@@ -15,10 +15,12 @@ use corvid_types::{id_key, now_nanos};
 use serde_json::value::RawValue;
 
 use crate::attachments::AttachmentCommand;
-use crate::batch::{put_in_txn, ExpectedChangeVector};
 use crate::counters::{CounterOperation, DocumentCounters};
 use crate::json_stream::JsonArrayReader;
+use crate::operation_result::BulkInsertSummary;
 use crate::operations::Operation;
+use crate::write::document::put_document;
+use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
 
 /// A batch is committed when it holds this many commands...
@@ -34,17 +36,6 @@ pub struct BulkInsertOptions {
     pub skip_overwrite_if_unchanged: bool,
     /// Attachments larger than this are refused (None: no limit).
     pub max_attachment_bytes: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct BulkInsertSummary {
-    pub documents: u64,
-    pub skipped_unchanged: u64,
-    /// Counter operations applied.
-    pub counters: u64,
-    pub attachments: u64,
-    pub bytes: u64,
-    pub batches: u64,
 }
 
 /// One command of the stream, ready for the writer.
@@ -300,7 +291,7 @@ impl Database {
                                     }
                                 }
                             }
-                            put_in_txn(txn, &id, &ExpectedChangeVector::Any, document, now)?;
+                            put_document(txn, &id, &ExpectedChangeVector::Any, document, now)?;
                             counts.written += 1;
                         }
                         Item::Counters(command) => {

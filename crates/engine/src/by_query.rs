@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use corvid_types::{id_key, now_nanos};
-use serde_json::{json, Map, Value};
 
-use crate::operations::{Operation, OperationFailure};
+use crate::operation_result::{ByQueryDetail, ByQueryResult, OperationResult};
+use crate::operations::Operation;
 use crate::patch::{patch_document, PatchCommand, PatchScript, PatchStatus};
-use crate::{Database, EngineError, ExpectedChangeVector, QueryRequest};
+use crate::write::precondition::ExpectedChangeVector;
+use crate::{Database, EngineError, QueryRequest};
 
 /// Documents changed per transaction: large enough to amortize the commit, small enough that other
 /// writes wait at most a few milliseconds.
@@ -47,21 +48,6 @@ fn update_parts(text: &str) -> Result<Option<UpdateParts>, EngineError> {
     let body = body.strip_prefix('{').and_then(|b| b.strip_suffix('}')).unwrap_or(body);
     script.push_str(body);
     Ok(Some(UpdateParts { script, alias: query.from.alias.as_ref().map(|a| a.name.clone()) }))
-}
-
-fn failure_of(e: &EngineError) -> OperationFailure {
-    let (type_name, status_code) = match e {
-        EngineError::InvalidQuery { .. } => ("Raven.Client.Exceptions.InvalidQueryException", 400),
-        EngineError::IndexDoesNotExist(_) => ("Raven.Client.Exceptions.Documents.Indexes.IndexDoesNotExistException", 404),
-        EngineError::Script { .. } => ("Raven.Client.Exceptions.Documents.Patching.JavaScriptException", 400),
-        EngineError::Concurrency { .. } => ("Raven.Client.Exceptions.ConcurrencyException", 409),
-        EngineError::Timeout(_) => ("System.TimeoutException", 408),
-        EngineError::BadRequest(_) | EngineError::InvalidId(_) | EngineError::InvalidName(_) => {
-            ("Raven.Client.Exceptions.BadRequestException", 400)
-        }
-        _ => ("System.InvalidOperationException", 500),
-    };
-    OperationFailure { type_name: type_name.to_owned(), message: e.to_string(), status_code }
 }
 
 impl Database {
@@ -109,9 +95,9 @@ impl Database {
         std::thread::Builder::new()
             .name(format!("corvid-op-{}", operation.id))
             .spawn(move || match database.run_by_query(&op, &request, &options, &action) {
-                Ok(Some(result)) => op.complete(result),
+                Ok(Some(result)) => op.complete(OperationResult::ByQuery(result)),
                 Ok(None) => op.mark_canceled(),
-                Err(e) => op.fail(failure_of(&e)),
+                Err(e) => op.fail(e),
             })
             .map_err(|e| EngineError::Internal(format!("could not start the operation thread: {e}")))?;
         Ok(operation)
@@ -124,7 +110,7 @@ impl Database {
         request: &QueryRequest,
         options: &ByQueryOptions,
         action: &Action,
-    ) -> Result<Option<Value>, EngineError> {
+    ) -> Result<Option<ByQueryResult>, EngineError> {
         let mut request = request.clone();
         if !options.allow_stale {
             request.wait_for_non_stale = true;
@@ -164,7 +150,11 @@ impl Database {
                         let mut out = Vec::with_capacity(ids.len());
                         for id in &ids {
                             let outcome = patch_document(txn, id, &command, alias.as_deref(), now)?;
-                            out.push((outcome.id, outcome.change_vector, outcome.status));
+                            out.push(ByQueryDetail::Patched {
+                                id: outcome.id,
+                                change_vector: outcome.change_vector,
+                                status: outcome.status,
+                            });
                         }
                         Ok(out)
                     })?
@@ -172,9 +162,9 @@ impl Database {
                 Action::Delete => self.write_blocking(move |txn| {
                     let now = now_nanos();
                     let mut out = Vec::with_capacity(ids.len());
-                    for id in &ids {
-                        if let Some(deleted) = txn.delete_document(&id_key(id), now)? {
-                            out.push((id.clone(), Some(deleted.change_vector), PatchStatus::Patched));
+                    for id in ids {
+                        if txn.delete_document(&id_key(&id), now)?.is_some() {
+                            out.push(ByQueryDetail::Deleted { id });
                         }
                     }
                     Ok(out)
@@ -182,35 +172,20 @@ impl Database {
             };
             processed += chunk.len() as u64;
             op.add_processed(chunk.len() as u64);
-            for (id, change_vector, status) in outcomes {
-                if matches!(status, PatchStatus::Patched | PatchStatus::NotModified | PatchStatus::Created) {
-                    changed += 1;
-                }
+            for detail in outcomes {
+                let counts = match &detail {
+                    ByQueryDetail::Patched { status, .. } => {
+                        matches!(status, PatchStatus::Patched | PatchStatus::NotModified | PatchStatus::Created)
+                    }
+                    ByQueryDetail::Deleted { .. } => true,
+                };
+                changed += u64::from(counts);
                 if options.details {
-                    let detail = match action {
-                        Action::Patch { .. } => json!({
-                            "$type": "Raven.Client.Documents.Operations.BulkOperationResult+PatchDetails, Raven.Client",
-                            "Id": id, "ChangeVector": change_vector, "Status": status.as_str()
-                        }),
-                        Action::Delete => json!({
-                            "$type": "Raven.Client.Documents.Operations.BulkOperationResult+DeleteDetails, Raven.Client",
-                            "Id": id, "Etag": null
-                        }),
-                    };
                     details.push(detail);
                 }
             }
         }
-        let mut result = Map::new();
-        result.insert("$type".into(), json!("Raven.Client.Documents.Operations.BulkOperationResult, Raven.Client"));
-        result.insert("Total".into(), json!(changed));
-        result.insert("DocumentsProcessed".into(), json!(changed));
-        result.insert("AttachmentsProcessed".into(), json!(0));
-        result.insert("CountersProcessed".into(), json!(0));
-        result.insert("TimeSeriesProcessed".into(), json!(0));
-        result.insert("Query".into(), json!(request.query));
-        result.insert("Details".into(), Value::Array(details));
-        Ok(Some(Value::Object(result)))
+        Ok(Some(ByQueryResult { query: request.query, changed, details }))
     }
 }
 

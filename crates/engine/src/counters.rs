@@ -4,7 +4,7 @@
 use corvid_storage::{CounterValue, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_name, NameKind};
 
-use crate::attachments::refresh_document;
+use crate::write::metadata::refresh_document;
 use crate::{Database, EngineError};
 
 #[derive(Debug, Clone, PartialEq)]

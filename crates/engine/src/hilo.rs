@@ -3,7 +3,8 @@
 use corvid_types::{format_date, id_key, metadata, now_nanos, NODE_TAG};
 use time::{format_description::well_known::Iso8601, PrimitiveDateTime};
 
-use crate::batch::{identity_name, put_in_txn, ExpectedChangeVector};
+use crate::write::document::{identity_name, put_document};
+use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
 
 const MIN_CAPACITY: u64 = 32;
@@ -87,7 +88,7 @@ impl Database {
                 let old_max = stored_max(txn, &id)?.unwrap_or(0).max(request.last_max);
                 let size = capacity(request.last_batch_size, request.last_range_at.as_deref(), now);
                 let high = old_max + size;
-                put_in_txn(txn, &id, &ExpectedChangeVector::Any, hilo_document(high), now)?;
+                put_document(txn, &id, &ExpectedChangeVector::Any, hilo_document(high), now)?;
                 Ok(HiloRange {
                     prefix: format!("{}{}", request.tag, request.separator),
                     low: old_max + 1,
@@ -114,7 +115,7 @@ impl Database {
                 let id = hilo_id(&tag);
                 if let Some(max) = stored_max(txn, &id)? {
                     if max == end && last <= max {
-                        put_in_txn(txn, &id, &ExpectedChangeVector::Any, hilo_document(last), now_nanos())?;
+                        put_document(txn, &id, &ExpectedChangeVector::Any, hilo_document(last), now_nanos())?;
                     }
                 }
                 Ok(())

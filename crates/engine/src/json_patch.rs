@@ -3,13 +3,14 @@
 //! changes nothing); it runs inside the merged write transaction like a JavaScript patch.
 
 use corvid_storage::WriteTxn;
-use corvid_types::id_key;
+use corvid_types::{id_key, now_nanos, validate_id};
 use serde_json::Value;
 
-use crate::batch::{put_in_txn, ExpectedChangeVector};
 use crate::document_json::DocumentJson;
 use crate::patch::{PatchOutcome, PatchStatus};
-use crate::{EngineError, IncomingDocument};
+use crate::write::document::{put_document, PutOutcome};
+use crate::write::precondition::ExpectedChangeVector;
+use crate::{Database, EngineError, IncomingDocument};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonPatchOp {
@@ -196,10 +197,8 @@ pub(crate) fn json_patch_in_txn(
         body: patched.to_string(),
         client_metadata: current.client_metadata.clone(),
     };
-    let reply = put_in_txn(txn, &current.id, &ExpectedChangeVector::Any, document, now)?;
-    let crate::BatchReply::Put { id, collection, change_vector, last_modified, .. } = reply else {
-        unreachable!("a put answers with a put reply")
-    };
+    let PutOutcome { id, collection, change_vector, last_modified, .. } =
+        put_document(txn, &current.id, &ExpectedChangeVector::Any, document, now)?;
     let modified_document = if return_document { txn.document(&id_key(&id))?.map(|r| r.to_json_string(false)) } else { None };
     Ok(PatchOutcome {
         status: PatchStatus::Patched,
@@ -217,6 +216,19 @@ pub(crate) fn json_patch_in_txn(
 pub fn parse_operations(value: &Value) -> Result<Vec<JsonPatchOp>, EngineError> {
     let ops = value.get("Operations").and_then(Value::as_array).ok_or_else(|| bad("a JSON patch needs {\"Operations\": [...]}"))?;
     ops.iter().enumerate().map(|(i, op)| JsonPatchOp::from_json(op, i)).collect()
+}
+
+impl Database {
+    /// Applies a JSON patch (`PATCH /json-patch`) once it is durable.
+    pub fn submit_json_patch(
+        &self,
+        id: String,
+        ops: Vec<JsonPatchOp>,
+        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        validate_id(&id)?;
+        self.write(move |txn| json_patch_in_txn(txn, &id, &ops, true, now_nanos()), reply)
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
-//! Long-running operations of a database (patch and delete by query, bulk insert): an id, live progress, a
-//! final result or error, and cancellation. Finished operations are kept for a while so clients polling
-//! `/operations/state` see how they ended.
+//! Long-running operations (patch and delete by query and bulk insert of a database; the server's own, such
+//! as compaction): an id, live progress, a final typed result or error, and cancellation. Finished
+//! operations are kept for a while so clients polling `/operations/state` see how they ended; the server
+//! renders their state as RavenDB's JSON.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -8,164 +9,156 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use serde_json::{json, Value};
+
+use crate::operation_result::OperationResult;
+use crate::EngineError;
 
 /// How long a finished operation stays visible.
 const KEEP_FINISHED: Duration = Duration::from_secs(15 * 60);
 /// Most finished operations kept (the oldest are dropped first).
 const MAX_FINISHED: usize = 1024;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperationStatus {
+/// Where an operation is: running, or how it ended with what it ended with. `R` is what a completed
+/// operation reports, `F` the typed error a faulted one failed with (the server renders both).
+#[derive(Debug)]
+pub enum OperationState<R, F> {
+    /// Still running.
     InProgress,
-    Completed,
-    Faulted,
+    /// Finished with this result.
+    Completed(Arc<R>),
+    /// Failed with this error.
+    Faulted(Arc<F>),
+    /// Stopped when asked to (`kill`).
     Canceled,
 }
 
-impl OperationStatus {
-    pub fn as_str(self) -> &'static str {
+impl<R, F> Clone for OperationState<R, F> {
+    fn clone(&self) -> Self {
         match self {
-            OperationStatus::InProgress => "InProgress",
-            OperationStatus::Completed => "Completed",
-            OperationStatus::Faulted => "Faulted",
-            OperationStatus::Canceled => "Canceled",
+            OperationState::InProgress => OperationState::InProgress,
+            OperationState::Completed(result) => OperationState::Completed(result.clone()),
+            OperationState::Faulted(failure) => OperationState::Faulted(failure.clone()),
+            OperationState::Canceled => OperationState::Canceled,
         }
     }
 }
 
-/// An operation's failure, as the protocol reports it (`Type`, `Message`, HTTP status).
-#[derive(Debug, Clone, PartialEq)]
-pub struct OperationFailure {
-    pub type_name: String,
-    pub message: String,
-    pub status_code: u16,
+impl<R, F> OperationState<R, F> {
+    /// RavenDB's name of the state (`OperationStatus`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            OperationState::InProgress => "InProgress",
+            OperationState::Completed(_) => "Completed",
+            OperationState::Faulted(_) => "Faulted",
+            OperationState::Canceled => "Canceled",
+        }
+    }
 }
 
 #[derive(Debug)]
-struct Progress {
-    status: OperationStatus,
+struct Progress<R, F> {
+    state: OperationState<R, F>,
     processed: u64,
     total: u64,
-    result: Option<Value>,
-    failure: Option<OperationFailure>,
     finished_at: Option<Instant>,
 }
 
 /// One operation; the worker doing it updates it, clients read it.
 #[derive(Debug)]
-pub struct Operation {
+pub struct Operation<R = OperationResult, F = EngineError> {
     pub id: u64,
     /// `UpdateByQuery`, `DeleteByQuery`, `BulkInsert`.
     pub kind: &'static str,
     pub description: String,
     pub started_at: i64,
     cancel: AtomicBool,
-    progress: Mutex<Progress>,
+    progress: Mutex<Progress<R, F>>,
 }
 
 /// What a client sees of an operation at one moment.
 #[derive(Debug, Clone)]
-pub struct OperationSnapshot {
+pub struct OperationSnapshot<R = OperationResult, F = EngineError> {
     pub id: u64,
     pub kind: &'static str,
     pub description: String,
     pub started_at: i64,
-    pub status: OperationStatus,
+    pub state: OperationState<R, F>,
     pub processed: u64,
     pub total: u64,
-    pub result: Option<Value>,
-    pub failure: Option<OperationFailure>,
 }
 
-impl OperationSnapshot {
-    /// RavenDB's `OperationState` JSON.
-    pub fn state_json(&self) -> Value {
-        let progress = json!({
-            "$type": "Raven.Client.Documents.Operations.DeterminateProgress, Raven.Client",
-            "Processed": self.processed, "Total": self.total
-        });
-        match self.status {
-            OperationStatus::InProgress => json!({"Status": "InProgress", "Progress": progress, "Result": null}),
-            OperationStatus::Completed => json!({"Status": "Completed", "Progress": null, "Result": self.result}),
-            OperationStatus::Canceled => json!({"Status": "Canceled", "Progress": null, "Result": null}),
-            OperationStatus::Faulted => {
-                let failure = self.failure.clone().unwrap_or(OperationFailure {
-                    type_name: "System.InvalidOperationException".into(),
-                    message: "the operation failed".into(),
-                    status_code: 500,
-                });
-                json!({"Status": "Faulted", "Progress": null, "Result": {
-                    "$type": "Raven.Client.Documents.Operations.OperationExceptionResult, Raven.Client",
-                    "Type": failure.type_name, "Message": failure.message,
-                    "Error": format!("{}: {}", failure.type_name, failure.message), "StatusCode": failure.status_code
-                }})
-            }
-        }
-    }
-}
-
-impl Operation {
+impl<R, F> Operation<R, F> {
+    /// True once someone asked the operation to stop; the worker checks it between steps.
     pub fn is_canceled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
 
+    /// How many items the operation will go through.
     pub fn set_total(&self, total: u64) {
         self.progress.lock().total = total;
     }
 
+    /// Counts `n` more items done.
     pub fn add_processed(&self, n: u64) {
         self.progress.lock().processed += n;
     }
 
-    fn finish(&self, status: OperationStatus, result: Option<Value>, failure: Option<OperationFailure>) {
+    /// Ends the operation; the first ending wins.
+    fn finish(&self, state: OperationState<R, F>) {
         let mut p = self.progress.lock();
-        if p.status != OperationStatus::InProgress {
+        if !matches!(p.state, OperationState::InProgress) {
             return;
         }
-        p.status = status;
-        p.result = result;
-        p.failure = failure;
+        p.state = state;
         p.finished_at = Some(Instant::now());
     }
 
-    pub fn complete(&self, result: Value) {
-        self.finish(OperationStatus::Completed, Some(result), None);
+    /// Ends the operation with its result.
+    pub fn complete(&self, result: R) {
+        self.finish(OperationState::Completed(Arc::new(result)));
     }
 
-    pub fn fail(&self, failure: OperationFailure) {
-        self.finish(OperationStatus::Faulted, None, Some(failure));
+    /// Ends the operation with the error it failed with.
+    pub fn fail(&self, failure: F) {
+        self.finish(OperationState::Faulted(Arc::new(failure)));
     }
 
+    /// Ends the operation as canceled (it stopped when asked to).
     pub fn mark_canceled(&self) {
-        self.finish(OperationStatus::Canceled, None, None);
+        self.finish(OperationState::Canceled);
     }
 
-    pub fn snapshot(&self) -> OperationSnapshot {
+    /// The operation as it is now.
+    pub fn snapshot(&self) -> OperationSnapshot<R, F> {
         let p = self.progress.lock();
         OperationSnapshot {
             id: self.id,
             kind: self.kind,
             description: self.description.clone(),
             started_at: self.started_at,
-            status: p.status,
+            state: p.state.clone(),
             processed: p.processed,
             total: p.total,
-            result: p.result.clone(),
-            failure: p.failure.clone(),
         }
     }
 }
 
-/// Every operation of one database.
-#[derive(Debug, Default)]
-pub struct Operations {
+/// Every operation of one database (or of the server).
+#[derive(Debug)]
+pub struct Operations<R = OperationResult, F = EngineError> {
     next_id: AtomicU64,
-    all: Mutex<HashMap<u64, Arc<Operation>>>,
+    all: Mutex<HashMap<u64, Arc<Operation<R, F>>>>,
 }
 
-impl Operations {
-    pub fn new() -> Operations {
+impl<R, F> Default for Operations<R, F> {
+    fn default() -> Self {
+        Operations::new()
+    }
+}
+
+impl<R, F> Operations<R, F> {
+    /// No operations; ids start at 1.
+    pub fn new() -> Operations<R, F> {
         Operations { next_id: AtomicU64::new(1), all: Mutex::new(HashMap::new()) }
     }
 
@@ -175,7 +168,7 @@ impl Operations {
     }
 
     /// Registers an operation under `id` (a fresh one when None).
-    pub fn start(&self, id: Option<u64>, kind: &'static str, description: String) -> Arc<Operation> {
+    pub fn start(&self, id: Option<u64>, kind: &'static str, description: String) -> Arc<Operation<R, F>> {
         let id = id.unwrap_or_else(|| self.next_id());
         // Ids handed out by the server-wide counter must not be handed out again here.
         self.next_id.fetch_max(id + 1, Ordering::Relaxed);
@@ -185,14 +178,7 @@ impl Operations {
             description,
             started_at: corvid_types::now_nanos(),
             cancel: AtomicBool::new(false),
-            progress: Mutex::new(Progress {
-                status: OperationStatus::InProgress,
-                processed: 0,
-                total: 0,
-                result: None,
-                failure: None,
-                finished_at: None,
-            }),
+            progress: Mutex::new(Progress { state: OperationState::InProgress, processed: 0, total: 0, finished_at: None }),
         });
         let mut all = self.all.lock();
         Self::forget_old(&mut all);
@@ -200,7 +186,7 @@ impl Operations {
         operation
     }
 
-    fn forget_old(all: &mut HashMap<u64, Arc<Operation>>) {
+    fn forget_old(all: &mut HashMap<u64, Arc<Operation<R, F>>>) {
         let now = Instant::now();
         all.retain(|_, op| op.progress.lock().finished_at.is_none_or(|at| now.duration_since(at) < KEEP_FINISHED));
         let mut finished: Vec<(Instant, u64)> =
@@ -213,7 +199,8 @@ impl Operations {
         }
     }
 
-    pub fn get(&self, id: u64) -> Option<Arc<Operation>> {
+    /// The operation with this id, while it is kept.
+    pub fn get(&self, id: u64) -> Option<Arc<Operation<R, F>>> {
         self.all.lock().get(&id).cloned()
     }
 
@@ -235,8 +222,9 @@ impl Operations {
         }
     }
 
-    pub fn list(&self) -> Vec<OperationSnapshot> {
-        let mut list: Vec<OperationSnapshot> = self.all.lock().values().map(|op| op.snapshot()).collect();
+    /// Every operation kept, by id.
+    pub fn list(&self) -> Vec<OperationSnapshot<R, F>> {
+        let mut list: Vec<OperationSnapshot<R, F>> = self.all.lock().values().map(|op| op.snapshot()).collect();
         list.sort_by_key(|s| s.id);
         list
     }
@@ -247,31 +235,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lifecycle_and_state_json() {
-        let ops = Operations::new();
+    fn lifecycle() {
+        let ops: Operations<u64, String> = Operations::new();
         let op = ops.start(None, "DeleteByQuery", "from Users".into());
         op.set_total(10);
         op.add_processed(4);
-        let state = op.snapshot().state_json();
-        assert_eq!(state["Status"], "InProgress");
-        assert_eq!(state["Progress"]["Processed"], 4);
+        let snapshot = op.snapshot();
+        assert_eq!(snapshot.state.name(), "InProgress");
+        assert_eq!((snapshot.processed, snapshot.total), (4, 10));
         assert!(ops.kill(op.id));
         assert!(op.is_canceled());
         op.mark_canceled();
-        op.complete(json!({"Total": 1}));
-        assert_eq!(op.snapshot().status, OperationStatus::Canceled, "the first ending wins");
+        op.complete(1);
+        assert!(matches!(op.snapshot().state, OperationState::Canceled), "the first ending wins");
         assert!(!ops.kill(9999));
     }
 
     #[test]
     fn ids_given_by_clients_are_not_reused() {
-        let ops = Operations::new();
+        let ops: Operations<u64, String> = Operations::new();
         ops.start(Some(41), "BulkInsert", String::new());
         assert_eq!(ops.next_id(), 42);
         let failed = ops.start(None, "UpdateByQuery", String::new());
-        failed.fail(OperationFailure { type_name: "X".into(), message: "boom".into(), status_code: 400 });
-        let state = failed.snapshot().state_json();
-        assert_eq!(state["Result"]["Message"], "boom");
-        assert_eq!(state["Result"]["StatusCode"], 400);
+        failed.fail("boom".to_owned());
+        let OperationState::Faulted(failure) = failed.snapshot().state else { panic!("the operation failed") };
+        assert_eq!(*failure, "boom");
     }
 }

@@ -8,12 +8,15 @@ use std::collections::HashMap;
 
 use corvid_js::{Host, JsError, Limits, Sandbox};
 use corvid_storage::WriteTxn;
-use corvid_types::{id_key, metadata as meta};
+use corvid_types::{id_key, metadata as meta, now_nanos, validate_id};
 use serde_json::{Map, Value};
 
-use crate::batch::{delete_in_txn, put_in_txn, ExpectedChangeVector};
+use crate::counters::{CounterOperation, DocumentCounters};
 use crate::document_json::DocumentJson;
-use crate::{EngineError, IncomingDocument};
+pub use crate::patch_status::PatchStatus;
+use crate::write::document::{delete_document, put_document, PutOutcome};
+use crate::write::precondition::ExpectedChangeVector;
+use crate::{Database, EngineError, IncomingDocument};
 
 /// A script and its arguments (`args` in the script).
 #[derive(Debug, Clone, PartialEq)]
@@ -37,27 +40,6 @@ pub struct PatchCommand {
     pub debug: bool,
     /// Include the document after the patch.
     pub return_document: bool,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PatchStatus {
-    DocumentDoesNotExist,
-    Created,
-    Patched,
-    Skipped,
-    NotModified,
-}
-
-impl PatchStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PatchStatus::DocumentDoesNotExist => "DocumentDoesNotExist",
-            PatchStatus::Created => "Created",
-            PatchStatus::Patched => "Patched",
-            PatchStatus::Skipped => "Skipped",
-            PatchStatus::NotModified => "NotModified",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -204,20 +186,14 @@ impl TxnHost<'_, '_> {
                 };
                 let document = IncomingDocument::from_value(argument(1))?;
                 let expected = ExpectedChangeVector::from_wire(argument(2).as_str());
-                match put_in_txn(self.txn, &id, &expected, document, self.now)? {
-                    crate::BatchReply::Put { id, .. } => Ok(Value::String(id)),
-                    _ => unreachable!("a put answers with a put reply"),
-                }
+                Ok(Value::String(put_document(self.txn, &id, &expected, document, self.now)?.id))
             }
             "del" => {
                 let Value::String(id) = argument(0) else {
                     return Err(EngineError::bad_request("del() takes a document id (a string)"));
                 };
                 let expected = ExpectedChangeVector::from_wire(argument(1).as_str());
-                match delete_in_txn(self.txn, &id, &expected, self.now)? {
-                    crate::BatchReply::Delete { deleted, .. } => Ok(Value::Bool(deleted)),
-                    _ => unreachable!("a delete answers with a delete reply"),
-                }
+                Ok(Value::Bool(delete_document(self.txn, &id, &expected, self.now)?.deleted))
             }
             "output" => {
                 self.output.push(argument(0).as_str().unwrap_or_default().to_owned());
@@ -323,8 +299,8 @@ pub(crate) fn patch_document(
             return Ok(PatchOutcome::without_document(PatchStatus::DocumentDoesNotExist, id));
         };
         let document = IncomingDocument::from_value(created)?;
-        let reply = put_in_txn(txn, id, &ExpectedChangeVector::Any, document, now)?;
-        let mut outcome = outcome_after_write(txn, reply, PatchStatus::Created, command)?;
+        let put = put_document(txn, id, &ExpectedChangeVector::Any, document, now)?;
+        let mut outcome = outcome_after_write(txn, put, PatchStatus::Created, command)?;
         outcome.debug_output = output;
         return Ok(outcome);
     };
@@ -357,8 +333,8 @@ pub(crate) fn patch_document(
         restore_untouched_numbers(&original, &mut patched);
         let document = IncomingDocument::from_value(patched)?;
         // The current version was checked above; the put must not check again (ids may differ in case).
-        let reply = put_in_txn(txn, &current.id, &ExpectedChangeVector::Any, document, now)?;
-        outcome_after_write(txn, reply, PatchStatus::Patched, command)?
+        let put = put_document(txn, &current.id, &ExpectedChangeVector::Any, document, now)?;
+        outcome_after_write(txn, put, PatchStatus::Patched, command)?
     };
     if command.debug {
         outcome.original_document = Some(original_json);
@@ -369,13 +345,11 @@ pub(crate) fn patch_document(
 
 fn outcome_after_write(
     txn: &mut WriteTxn<'_>,
-    reply: crate::BatchReply,
+    put: PutOutcome,
     status: PatchStatus,
     command: &PatchCommand,
 ) -> Result<PatchOutcome, EngineError> {
-    let crate::BatchReply::Put { id, collection, change_vector, last_modified, .. } = reply else {
-        unreachable!("a put answers with a put reply")
-    };
+    let PutOutcome { id, collection, change_vector, last_modified, .. } = put;
     let modified_document =
         if command.return_document || command.debug { txn.document(&id_key(&id))?.map(|r| r.to_json_string(false)) } else { None };
     Ok(PatchOutcome {
@@ -412,7 +386,7 @@ fn counter_op(txn: &mut WriteTxn<'_>, op: &str, arguments: &[Value], now: i64) -
         }
         _ => {
             let operation = if op == "deleteCounter" {
-                crate::counters::CounterOperation::Delete { name }
+                CounterOperation::Delete { name }
             } else {
                 let delta = match arguments.get(2) {
                     Some(Value::Number(n)) => {
@@ -426,14 +400,35 @@ fn counter_op(txn: &mut WriteTxn<'_>, op: &str, arguments: &[Value], now: i64) -
                         arguments.get(2).unwrap_or(&Value::Null)
                     ))
                 })?;
-                crate::counters::CounterOperation::Increment { name, delta }
+                CounterOperation::Increment { name, delta }
             };
             if txn.document(&key)?.is_none() {
                 return Err(EngineError::DocumentDoesNotExist(id));
             }
-            crate::counters::run(txn, crate::counters::DocumentCounters { id, operations: vec![operation] }, now)?;
+            crate::counters::run(txn, DocumentCounters { id, operations: vec![operation] }, now)?;
             Ok(Value::Bool(true))
         }
+    }
+}
+
+impl Database {
+    /// Runs one patch in the writer's transaction and rolls it back (`PATCH /docs?test=true`): the outcome
+    /// says what the patch would do, with debug output; nothing is written. Call on a blocking thread.
+    pub fn test_patch_blocking(&self, mut command: PatchCommand) -> Result<PatchOutcome, EngineError> {
+        validate_id(&command.id)?;
+        command.debug = true;
+        command.return_document = true;
+        self.merger.dry_run_blocking(move |txn| patch_in_txn(txn, &command, now_nanos())).map_err(|e| self.name_error(e))
+    }
+
+    /// Applies one patch (`PATCH /docs`) once it is durable.
+    pub fn submit_patch(
+        &self,
+        command: PatchCommand,
+        reply: impl FnOnce(Result<PatchOutcome, EngineError>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        validate_id(&command.id)?;
+        self.write(move |txn| patch_in_txn(txn, &command, now_nanos()), reply)
     }
 }
 

@@ -3,7 +3,8 @@
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::{EngineError, OperationFailure};
+use corvid_engine::EngineError;
+use serde_json::{Map, Value};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -82,11 +83,40 @@ pub struct ErrorBody {
     pub message: String,
 }
 
+/// The table's answer to one error: status code, RavenDB's exception type and the message. Requests that
+/// fail answer with it, and so do operations that failed (`/operations/state`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorAnswer {
+    pub status: StatusCode,
+    pub type_name: &'static str,
+    pub message: String,
+}
+
+impl ErrorAnswer {
+    /// RavenDB's error JSON: `Type`, `Message`, and `Error` (both, as .NET prints an exception).
+    pub fn fields(&self) -> Map<String, Value> {
+        let mut fields = Map::new();
+        fields.insert("Type".into(), Value::from(self.type_name));
+        fields.insert("Message".into(), Value::from(self.message.as_str()));
+        fields.insert("Error".into(), Value::from(format!("{}: {}", self.type_name, self.message)));
+        fields
+    }
+}
+
 impl ApiError {
-    /// How an operation that ended with this error reports it at `/operations/state`.
-    pub fn operation_failure(&self) -> OperationFailure {
+    /// What the table answers for this error.
+    pub fn answer(&self) -> ErrorAnswer {
         let (status, type_name) = self.status_and_type();
-        OperationFailure { type_name: type_name.to_owned(), message: self.to_string(), status_code: status.as_u16() }
+        ErrorAnswer { status, type_name, message: self.to_string() }
+    }
+
+    /// The answer to a request that failed with `e`; an internal failure is logged (once, here).
+    pub fn logged(e: &EngineError) -> ApiError {
+        let error = ApiError::from(e);
+        if matches!(error, ApiError::Internal(_)) {
+            tracing::error!(error = %e, "storage failure");
+        }
+        error
     }
 
     pub fn status_and_type(&self) -> (StatusCode, &'static str) {
@@ -143,29 +173,34 @@ impl ApiError {
 
 impl From<EngineError> for ApiError {
     fn from(e: EngineError) -> Self {
+        ApiError::logged(&e)
+    }
+}
+
+/// The engine's errors in the table. Borrowed, so an operation's stored failure renders without being
+/// consumed; nothing is logged here (`ApiError::logged` logs once per failed request).
+impl From<&EngineError> for ApiError {
+    fn from(e: &EngineError) -> Self {
         match e {
             EngineError::InvalidId(e) => ApiError::BadRequest(e.to_string()),
             EngineError::InvalidName(e) => ApiError::BadRequest(e.to_string()),
-            EngineError::BadRequest(m) => ApiError::BadRequest(m),
-            EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id),
-            EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m),
-            EngineError::Concurrency { message } => ApiError::Concurrency(message),
+            EngineError::BadRequest(m) => ApiError::BadRequest(m.clone()),
+            EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id.clone()),
+            EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m.clone()),
+            EngineError::Concurrency { message } => ApiError::Concurrency(message.clone()),
             e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
-            EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name),
-            EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message),
-            EngineError::Script { message } => ApiError::Script(message),
-            EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message),
+            EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name.clone()),
+            EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message.clone()),
+            EngineError::Script { message } => ApiError::Script(message.clone()),
+            EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message.clone()),
             e @ EngineError::IndexErrored { .. } => ApiError::IndexErrored(e.to_string()),
-            EngineError::NotSupported(m) => ApiError::NotSupported(m),
-            EngineError::Timeout(m) => ApiError::Timeout(m),
+            EngineError::NotSupported(m) => ApiError::NotSupported(m.clone()),
+            EngineError::Timeout(m) => ApiError::Timeout(m.clone()),
             // Only a request whose client is gone is cancelled: nobody reads this answer.
             e @ EngineError::Cancelled => ApiError::Timeout(e.to_string()),
             EngineError::Storage(e) if e.is_disk_full() => ApiError::DiskFull(e.to_string()),
             EngineError::Storage(e @ corvid_engine::StorageError::MapFull) => ApiError::MapFull(e.to_string()),
-            e @ (EngineError::Storage(_) | EngineError::Internal(_)) => {
-                tracing::error!(error = %e, "storage failure");
-                ApiError::Internal(e.to_string())
-            }
+            e @ (EngineError::Storage(_) | EngineError::Internal(_)) => ApiError::Internal(e.to_string()),
         }
     }
 }
@@ -181,10 +216,9 @@ impl IntoResponse for ApiError {
         if matches!(self, ApiError::AttachmentNotFound) {
             return StatusCode::NOT_FOUND.into_response();
         }
-        let (status, type_name) = self.status_and_type();
-        let message = self.to_string();
-        let body = serde_json::json!({ "Type": type_name, "Message": message, "Error": format!("{type_name}: {message}") });
-        let mut response = (status, [("content-type", "application/json; charset=utf-8")], body.to_string()).into_response();
+        let answer = self.answer();
+        let body = Value::Object(answer.fields());
+        let mut response = (answer.status, [("content-type", "application/json; charset=utf-8")], body.to_string()).into_response();
         let headers = response.headers_mut();
         match &self {
             ApiError::DatabaseDoesNotExist(name) => {
@@ -199,7 +233,7 @@ impl IntoResponse for ApiError {
             }
             _ => {}
         }
-        response.extensions_mut().insert(ErrorBody { type_name, message });
+        response.extensions_mut().insert(ErrorBody { type_name: answer.type_name, message: answer.message });
         response
     }
 }

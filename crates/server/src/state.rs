@@ -26,8 +26,9 @@ pub struct Inner {
     pub rejected_requests: AtomicU64,
     pub raft_index: AtomicU64,
     pub operation_ids: AtomicU64,
-    /// Operations of the server rather than of a database (compaction), polled at `/operations/state`.
-    pub server_operations: corvid_engine::Operations,
+    /// Operations of the server rather than of a database (compaction), polled at `/operations/state`: their
+    /// results are rendered when they complete, their failures are the server's own errors.
+    pub server_operations: corvid_engine::Operations<serde_json::Value, crate::error::ApiError>,
     /// The router itself, for requests dispatched from inside a request (multi_get).
     pub router: OnceLock<axum::Router>,
 }

@@ -8,8 +8,8 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use corvid_engine::BulkInsertOptions;
-use serde_json::json;
+use corvid_engine::{BulkInsertOptions, BulkInsertSummary, OperationResult};
+use serde_json::{json, Value};
 
 use crate::body::BodyReader;
 use crate::error::{ApiError, ApiResult};
@@ -43,18 +43,23 @@ pub async fn bulk_insert(
     match outcome {
         Ok(summary) => {
             tracing::info!(database = %db, documents = summary.documents, counters = summary.counters, attachments = summary.attachments, bytes = summary.bytes, batches = summary.batches, "bulk insert done");
-            operation.complete(json!({
-                "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
-                "Total": summary.documents + summary.counters + summary.attachments, "DocumentsProcessed": summary.documents,
-                "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": 0,
-                "SkippedUnchanged": summary.skipped_unchanged, "Bytes": summary.bytes
-            }));
+            operation.complete(OperationResult::BulkInsert(summary));
             Ok(StatusCode::CREATED.into_response())
         }
         Err(e) => {
-            let error = ApiError::from(e);
-            operation.fail(error.operation_failure());
+            let error = ApiError::logged(&e);
+            operation.fail(e);
             Err(error)
         }
     }
+}
+
+/// RavenDB's `BulkInsertResult`, the result of a completed bulk insert operation.
+pub(super) fn summary_json(summary: &BulkInsertSummary) -> Value {
+    json!({
+        "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
+        "Total": summary.documents + summary.counters + summary.attachments, "DocumentsProcessed": summary.documents,
+        "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": 0,
+        "SkippedUnchanged": summary.skipped_unchanged, "Bytes": summary.bytes
+    })
 }

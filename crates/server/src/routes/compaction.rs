@@ -40,7 +40,7 @@ pub async fn compact(State(state): State<AppState>, headers: HeaderMap, body: Bo
                     "IndexesResults": {}
                 }));
             }
-            Err(e) => operation.fail(e.operation_failure()),
+            Err(e) => operation.fail(e),
         }
     });
     spawned.map_err(|e| ApiError::Internal(format!("could not start the compaction: {e}")))?;

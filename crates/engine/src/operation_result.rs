@@ -1,0 +1,45 @@
+//! What the operations of a database report when they complete: the counts and per-document details of a
+//! patch or delete by query, the summary of a bulk insert. The server renders them as RavenDB's JSON.
+
+use crate::patch_status::PatchStatus;
+
+/// The result of a completed operation of a database.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OperationResult {
+    /// A patch or delete by query.
+    ByQuery(ByQueryResult),
+    /// A bulk insert.
+    BulkInsert(BulkInsertSummary),
+}
+
+/// What a patch or delete by query changed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ByQueryResult {
+    /// The query text.
+    pub query: String,
+    /// Documents patched (also those a script left unchanged) or deleted.
+    pub changed: u64,
+    /// One entry per document (only when the client asked for details).
+    pub details: Vec<ByQueryDetail>,
+}
+
+/// What happened to one document of a patch or delete by query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ByQueryDetail {
+    /// The patch's outcome for the document (as stored: its id and new change vector).
+    Patched { id: String, change_vector: Option<String>, status: PatchStatus },
+    /// The document was deleted (the id as the query matched it).
+    Deleted { id: String },
+}
+
+/// What a bulk insert wrote.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BulkInsertSummary {
+    pub documents: u64,
+    pub skipped_unchanged: u64,
+    /// Counter operations applied.
+    pub counters: u64,
+    pub attachments: u64,
+    pub bytes: u64,
+    pub batches: u64,
+}

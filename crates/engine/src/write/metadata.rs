@@ -1,0 +1,45 @@
+//! The metadata the server keeps on a document for its attachments and counters: `@attachments` (name,
+//! hash, content type, size of each) and `@counters` (the names), with the `HasAttachments` and
+//! `HasCounters` flags. Client metadata never sets them; they are rebuilt from the stored rows.
+
+use corvid_storage::{flags, WriteTxn};
+use serde_json::{json, Map, Value};
+
+use crate::EngineError;
+
+/// The flags this module owns; every other flag of a document is kept as it is.
+pub(crate) const KEPT_BY_SERVER: u32 = flags::HAS_ATTACHMENTS | flags::HAS_COUNTERS;
+
+/// Client metadata with the server-kept `@attachments` and `@counters` of the stored document added, and
+/// the flags that go with them.
+pub(crate) fn with_server_metadata(txn: &WriteTxn<'_>, key: &str, client_metadata: &str) -> Result<(String, u32), EngineError> {
+    let mut meta: Map<String, Value> = corvid_types::json::parse(client_metadata).unwrap_or_default();
+    meta.shift_remove("@attachments");
+    meta.shift_remove("@counters");
+    let mut bits = 0;
+    // In key order: by lower-cased name, as RavenDB lists them.
+    let attachments = txn.attachments_of(key)?;
+    if !attachments.is_empty() {
+        let list: Vec<Value> =
+            attachments.iter().map(|a| json!({"Name": a.name, "Hash": a.hash, "ContentType": a.content_type, "Size": a.size})).collect();
+        meta.insert("@attachments".into(), Value::Array(list));
+        bits |= flags::HAS_ATTACHMENTS;
+    }
+    let mut counters: Vec<String> = txn.counters_of(key)?.into_iter().map(|c| c.name).collect();
+    if !counters.is_empty() {
+        counters.sort_by_key(|n| n.to_lowercase());
+        meta.insert("@counters".into(), json!(counters));
+        bits |= flags::HAS_COUNTERS;
+    }
+    Ok((Value::Object(meta).to_string(), bits))
+}
+
+/// Rewrites a document after its attachments or counters changed: new `@attachments`/`@counters`, flags,
+/// etag and change vector. Returns the new change vector.
+pub(crate) fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<String, EngineError> {
+    let doc = txn.document(key)?.ok_or_else(|| EngineError::DocumentDoesNotExist(key.to_owned()))?;
+    let (meta, bits) = with_server_metadata(txn, key, &doc.client_metadata)?;
+    let kept = doc.flags & !KEPT_BY_SERVER;
+    let out = txn.put_document(&doc.id, &doc.collection, doc.body, meta, kept | bits, now)?;
+    Ok(out.change_vector)
+}
