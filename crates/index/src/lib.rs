@@ -8,6 +8,7 @@
 mod document_index;
 mod entry;
 mod facets;
+mod field_path;
 mod merge_priority;
 mod query_builder;
 mod schema;
@@ -28,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use document_index::{DocumentIndex, IndexBatch, RecentSegments, CHECKPOINT_INTERVAL};
 pub use facets::{Aggregate, FacetAnswer, FacetCounts, FacetRequest, TermCount};
 pub use schema::Analyzer;
-pub use spatial::{distance_km, parse_wkt, point_of, shape_center, EARTH_RADIUS_KM};
+pub use spatial::{distance_km, parse_wkt, point_of, shape_center, ShapeError, EARTH_RADIUS_KM};
 
 /// One field of an index definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
