@@ -158,7 +158,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
 }
 
 /// A string of an `Indexing: Search` field: its tokens, for search, equality and facets (counted from the
-/// search field's postings, see `facets.rs`). Its sort key is the start of the lower-cased value
+/// search field's postings, see `facets/segment.rs`). Its sort key is the start of the lower-cased value
 /// ([`ANALYZED_SORT_BYTES`]), for string and alphanumeric sorts alike: sorting a full text has no better
 /// meaning, and whole long texts as sort keys were a large share of the cost of indexing them.
 fn add_analyzed_only(doc: &mut TantivyDocument, field: &FieldHandles, text: &str, first: bool) {
