@@ -58,6 +58,7 @@ struct CommitPayload {
     spec: IndexSpec,
 }
 
+/// One tantivy index in its own directory: entries in, keys out (see the crate documentation).
 pub struct DocumentIndex {
     dir: PathBuf,
     spec: IndexSpec,
@@ -332,14 +333,14 @@ impl DocumentIndex {
         &self.spec.fields
     }
 
-    /// Whether the coming batches catch up with many documents (more indexing threads, bigger segments) or
-    /// keep up with new writes (one thread, one segment per commit). Takes effect at the next batch.
     /// Drops the writer, so the next batch opens a new one on the last commit: a batch that failed (a full
     /// disk) can leave tantivy's writer unusable, and retrying with it would fail forever.
     pub fn reopen_writer(&self) {
         self.writer.lock().unwrap_or_else(PoisonError::into_inner).tantivy = None;
     }
 
+    /// Whether the coming batches catch up with many documents (more indexing threads, bigger segments) or
+    /// keep up with new writes (one thread, one segment per commit). Takes effect at the next batch.
     pub fn set_bulk(&self, bulk: bool) {
         self.bulk.store(bulk, AtomicOrdering::Relaxed);
     }
@@ -354,6 +355,7 @@ impl DocumentIndex {
         batch.commit(self.last_indexed_etag())
     }
 
+    /// The etag of the last commit: indexing resumes after it.
     pub fn last_indexed_etag(&self) -> u64 {
         self.last_etag.load(AtomicOrdering::Acquire)
     }
@@ -376,14 +378,14 @@ impl DocumentIndex {
         self.checkpoint_failure.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] (or
-    /// too much is held in memory) and none is running.
     /// While held, due checkpoints wait (commits stay in memory): on a full disk the little space left is
     /// for the database's deletes. A forced [`DocumentIndex::checkpoint`] (shutdown) still writes.
     pub fn hold_checkpoints(&self, held: bool) {
         self.checkpoints_held.store(held, AtomicOrdering::Relaxed);
     }
 
+    /// Starts a checkpoint on a background thread if the last one is older than [`CHECKPOINT_INTERVAL`] (or
+    /// too much is held in memory) and none is running.
     pub fn checkpoint_if_due(&self) -> Result<(), IndexError> {
         if self.checkpoints_held.load(AtomicOrdering::Relaxed) {
             return Ok(());
@@ -475,6 +477,7 @@ impl DocumentIndex {
         })
     }
 
+    /// Entries the index holds.
     pub fn entries_count(&self) -> u64 {
         self.reader.searcher().num_docs()
     }

@@ -1,8 +1,6 @@
 //! Turning a mapped document into one tantivy document (rql-and-indexes.md 7.3).
 //!
-//! Values are read at the field path: dots step into objects, arrays met on the way (with or without `[]`
-//! in the path) are iterated, and an array at the end of the path gives one value per element. A missing
-//! property or a null met before the end of the path gives no value; a null at the end is `NULL_VALUE`.
+//! Values are read at the field path (`field_path.rs`); a null at the end of the path is `NULL_VALUE`.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -12,32 +10,13 @@ use serde_json::Value as Json;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::TantivyDocument;
 
+use crate::field_path::values_at;
 use crate::schema::{clip_term, clip_to, Analyzer, FieldHandles, IndexSchema, EMPTY_TERM, NULL_TERM};
+use crate::spatial::spatial_values_at;
 use crate::MappedDocument;
 
 /// Bytes of an analyzed (`Indexing: Search`) value kept as its sort key.
 pub(crate) const ANALYZED_SORT_BYTES: usize = 32;
-
-/// Values of `body` at `path`, in document order.
-pub(crate) fn values_at<'a>(body: &'a Json, path: &str) -> Vec<&'a Json> {
-    let segments: Vec<&str> = path.split('.').map(|s| s.trim_end_matches("[]")).filter(|s| !s.is_empty()).collect();
-    let mut out = Vec::new();
-    collect(body, &segments, &mut out);
-    out
-}
-
-fn collect<'a>(value: &'a Json, path: &[&str], out: &mut Vec<&'a Json>) {
-    match (value, path.split_first()) {
-        (Json::Array(items), _) => items.iter().for_each(|item| collect(item, path, out)),
-        (_, None) => out.push(value),
-        (Json::Object(map), Some((name, rest))) => {
-            if let Some(child) = map.get(*name) {
-                collect(child, rest, out);
-            }
-        }
-        _ => {}
-    }
-}
 
 /// The keyword term of a value (before lower-casing): what `Name = '…'` compares with.
 pub(crate) fn raw_term(value: &Json) -> Cow<'_, str> {
@@ -128,7 +107,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
     doc.add_text(schema.key, &entry.key);
     for field in &schema.fields {
         if let Some(columns) = &field.spatial {
-            let values = crate::spatial::spatial_values_at(&entry.body, &field.path, columns.options);
+            let values = spatial_values_at(&entry.body, &field.path, columns.options);
             for (lat, lng) in values.points {
                 doc.add_f64(columns.lat.field, lat);
                 doc.add_f64(columns.lng.field, lng);
@@ -179,7 +158,7 @@ pub(crate) fn build_document(schema: &IndexSchema, entry: &MappedDocument) -> Ta
 }
 
 /// A string of an `Indexing: Search` field: its tokens, for search, equality and facets (counted from the
-/// search field's postings, see `facets.rs`). Its sort key is the start of the lower-cased value
+/// search field's postings, see `facets/segment.rs`). Its sort key is the start of the lower-cased value
 /// ([`ANALYZED_SORT_BYTES`]), for string and alphanumeric sorts alike: sorting a full text has no better
 /// meaning, and whole long texts as sort keys were a large share of the cost of indexing them.
 fn add_analyzed_only(doc: &mut TantivyDocument, field: &FieldHandles, text: &str, first: bool) {
@@ -198,20 +177,7 @@ thread_local! {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
-
-    #[test]
-    fn paths_iterate_arrays_and_skip_missing() {
-        let body = json!({"Name": "A", "Lines": [{"P": "x"}, {"P": "y"}, {"Q": 1}], "Tags": ["a", ["b"]], "Addr": null});
-        assert_eq!(values_at(&body, "Lines[].P"), vec![&json!("x"), &json!("y")]);
-        assert_eq!(values_at(&body, "Lines.P"), vec![&json!("x"), &json!("y")]);
-        assert_eq!(values_at(&body, "Tags"), vec![&json!("a"), &json!("b")]);
-        assert!(values_at(&body, "Addr.City").is_empty());
-        assert_eq!(values_at(&body, "Addr"), vec![&Json::Null]);
-        assert!(values_at(&body, "Missing").is_empty());
-    }
 
     #[test]
     fn alphanumeric_keys_sort_naturally() {

@@ -106,7 +106,7 @@ impl<'a> QueryBuilder<'a> {
                     .as_ref()
                     .ok_or_else(|| IndexError::InvalidQuery(format!("the field '{field}' is not a spatial field")))?;
                 if !columns.options.cartesian {
-                    crate::spatial::check_geography(shape).map_err(IndexError::InvalidQuery)?;
+                    crate::spatial::check_geography(shape).map_err(|e| IndexError::InvalidQuery(e.to_string()))?;
                 }
                 Box::new(crate::spatial::SpatialQuery { columns: columns.clone(), shape: shape.clone(), relation: *relation })
             }

@@ -19,8 +19,11 @@ pub enum ErrorKind {
 /// Which limit of a [`crate::Budget`] an evaluation went over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
+    /// [`crate::Budget::steps`].
     Steps,
+    /// [`crate::Budget::bytes`].
     Bytes,
+    /// [`crate::Budget::outputs`].
     Outputs,
 }
 
@@ -30,10 +33,15 @@ pub enum Limit {
 /// that `definition` names ("map 0", "reduce"). Runtime errors carry the position of the failing expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub struct LinqError {
+    /// When the error was found.
     pub kind: ErrorKind,
+    /// What is wrong, without the position.
     pub message: String,
+    /// Which text it is in ("map 0", "reduce"); empty when none.
     pub definition: String,
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column, in characters.
     pub column: usize,
 }
 

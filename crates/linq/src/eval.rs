@@ -1,7 +1,4 @@
 //! Native evaluation of the syntax tree over `serde_json::Value` with C# dynamic semantics.
-//!
-//! Reserved object keys mark values that JSON cannot express: a group (`g` in a reduce) and the fields
-//! made by `CreateField` / `CreateSpatialField`. Documents never carry these keys.
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -9,14 +6,11 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 use crate::ast::{BinOp, Clause, Expr, ExprKind, Query, QueryBody, QueryEnd, Source, UnOp};
+use crate::budget::Budget;
+use crate::document_loader::DocumentLoader;
 use crate::error::{ErrorKind, Limit, LinqError};
+use crate::reserved_keys::GROUP_KEY;
 use crate::value::*;
-use crate::{Budget, DocumentLoader};
-
-pub(crate) const GROUP_KEY: &str = "@corvid-group-key";
-pub(crate) const GROUP_ITEMS: &str = "@corvid-group-items";
-pub(crate) const FIELD: &str = "@corvid-field";
-pub(crate) const SPATIAL: &str = "@corvid-spatial";
 
 /// The document a map is applied to.
 pub(crate) struct MapInput<'a> {

@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use crate::ast::Expr;
 use crate::error::LinqError;
-use crate::eval::{Eval, FIELD, SPATIAL};
+use crate::eval::Eval;
+use crate::metadata::with_id;
+use crate::reserved_keys::{FIELD, SPATIAL};
 use crate::value::*;
 
 type R = Result<Value, LinqError>;
@@ -111,7 +113,7 @@ impl Eval<'_> {
         let Some(loader) = self.loader.as_mut() else { return Value::Null };
         match loader.load(id) {
             Some(mut doc) => {
-                crate::with_id(&mut doc, id);
+                with_id(&mut doc, id);
                 doc
             }
             None => Value::Null,

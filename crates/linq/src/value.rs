@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Number, Value};
 
-use crate::eval::{GROUP_ITEMS, GROUP_KEY};
+use crate::reserved_keys::{GROUP_ITEMS, GROUP_KEY};
 
 #[derive(Clone, Copy)]
 pub(crate) enum Num {

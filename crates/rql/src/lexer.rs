@@ -4,8 +4,8 @@
 //! `select { … }`, `update { … }`) are not RQL tokens: the parser takes them as raw text with
 //! [`Lexer::scan_balanced`] and resumes lexing after them.
 
-use crate::ast::Span;
 use crate::error::ParseError;
+use crate::span::Span;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Tok {

@@ -58,14 +58,18 @@
 //! ```
 
 mod ast;
+mod display;
 mod error;
+mod keywords;
 mod lexer;
 mod parser;
+mod span;
 
 pub use ast::{
     Arg, Call, CompareOp, DeclarationKind, DeclaredFunction, Expr, FieldPath, From, FromSource, GroupByItem, Ident, IncludeItem, JsBlock,
-    LoadItem, NullsOrder, Operand, OrderField, OrderingType, PathSegment, Projection, Query, Select, SelectExpr, SelectField, Span, Value,
+    LoadItem, NullsOrder, Operand, OrderField, OrderingType, PathSegment, Projection, Query, Select, SelectExpr, SelectField, Value,
     ValueKind,
 };
 pub use error::ParseError;
 pub use parser::{parse, MAX_NESTING};
+pub use span::Span;

@@ -4,59 +4,12 @@ use std::collections::VecDeque;
 
 use crate::ast::*;
 use crate::error::ParseError;
+use crate::keywords::{is_reserved_word, ALIAS_GUARD, CLAUSE_ORDER};
 use crate::lexer::{Lexer, Tok, Token};
+use crate::span::Span;
 
 /// More nested expressions or method arguments than this is rejected, as RavenDB does.
 pub const MAX_NESTING: usize = 128;
-
-/// Clause keywords in the order a query must use them (`include` may also follow the paging clause).
-const CLAUSE_ORDER: &[&str] =
-    &["declare", "from", "group", "where", "order", "load", "filter", "select", "update", "include", "limit", "offset", "filter_limit"];
-
-/// Words that end a field or alias (section 1.1), plus the other keywords that would be misread when written
-/// bare where a name is expected.
-const RESERVED: &[&str] = &[
-    "as",
-    "select",
-    "where",
-    "load",
-    "group",
-    "order",
-    "include",
-    "update",
-    "offset",
-    "limit",
-    "scale",
-    "filter",
-    "filter_limit",
-    "from",
-    "declare",
-    "and",
-    "or",
-    "not",
-    "between",
-    "in",
-    "all",
-    "true",
-    "false",
-    "null",
-    "index",
-    "by",
-    "asc",
-    "desc",
-    "ascending",
-    "descending",
-    "distinct",
-    "nulls",
-];
-
-/// Words that cannot be a bare alias (`from Users as u`, `from Users u`).
-const ALIAS_GUARD: &[&str] =
-    &["as", "select", "where", "load", "group", "order", "include", "update", "offset", "limit", "scale", "filter_limit"];
-
-pub(crate) fn is_reserved_word(word: &str) -> bool {
-    RESERVED.iter().any(|r| r.eq_ignore_ascii_case(word))
-}
 
 /// Parses one RQL query.
 pub fn parse(text: &str) -> Result<Query, ParseError> {

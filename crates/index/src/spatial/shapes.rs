@@ -9,43 +9,81 @@
 use geo::{BoundingRect, Centroid, Contains, Coord, Geometry, Intersects, LineString, Point, Polygon};
 use wkt::TryFromWkt;
 
-use crate::spatial::{distance_km, EARTH_RADIUS_KM};
+use crate::spatial::earth::{distance_km, EARTH_RADIUS_KM};
 use crate::{Shape, SpatialOptions, SpatialRelation};
 
 /// Sides of the polygon that stands for a circle against non-point shapes.
 const CIRCLE_SIDES: usize = 64;
 
+/// Why a shape was refused; the messages are what the client sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    /// `CIRCLE(…)` without `d=`.
+    #[error("CIRCLE needs a radius: CIRCLE(lng lat d=radius)")]
+    CircleWithoutRadius,
+    /// `CIRCLE(…)` whose center is not two numbers.
+    #[error("CIRCLE needs a center: CIRCLE(lng lat d=radius)")]
+    CircleWithoutCenter,
+    /// `CIRCLE(… d=x)` where x is not a number.
+    #[error("the CIRCLE radius must be a number")]
+    CircleRadiusNotANumber,
+    /// A negative or infinite radius.
+    #[error("the CIRCLE radius must be a positive number of kilometres")]
+    NegativeCircleRadius,
+    /// `ENVELOPE(…)` without four numbers.
+    #[error("ENVELOPE needs four numbers: ENVELOPE(minX, maxX, maxY, minY)")]
+    BadEnvelope,
+    /// Text the WKT reader refused; `start` is its first 60 characters.
+    #[error("invalid WKT shape '{start}': {reason} (POINT, LINESTRING, POLYGON, their MULTI forms, ENVELOPE and CIRCLE are supported)")]
+    InvalidWkt {
+        /// The first 60 characters of the text.
+        start: String,
+        /// The WKT reader's explanation.
+        reason: String,
+    },
+    /// A polygon of fewer than three points.
+    #[error("a POLYGON needs at least three points")]
+    PolygonTooSmall,
+    /// Coordinates off the globe on a geography field.
+    #[error("shape coordinates must be longitude (-180..180) then latitude (-90..90)")]
+    OffTheGlobe,
+}
+
+/// Callers that carry errors as messages keep the message.
+impl From<ShapeError> for String {
+    fn from(error: ShapeError) -> String {
+        error.to_string()
+    }
+}
+
 /// A query or indexed shape written in WKT: `POINT`, `LINESTRING`, `POLYGON` (with holes), their `MULTI`
 /// forms, `GEOMETRYCOLLECTION`, `ENVELOPE(minX, maxX, maxY, minY)`, `CIRCLE(x y d=radius)` and spatial4j's
 /// rectangle shorthand `minX minY maxX maxY`. A point is a zero-radius circle. X is the longitude.
-pub fn parse_wkt(text: &str) -> Result<Shape, String> {
+pub fn parse_wkt(text: &str) -> Result<Shape, ShapeError> {
     let trimmed = text.trim();
     if let Some([min_x, min_y, max_x, max_y]) = rectangle_shorthand(trimmed) {
         return Ok(rectangle(min_x, min_y, max_x, max_y));
     }
     if let Some(body) = wkt_body(trimmed, "CIRCLE") {
-        let (center, radius) = body.split_once("d=").ok_or("CIRCLE needs a radius: CIRCLE(lng lat d=radius)")?;
-        let (lat, lng) = single_pair(center).ok_or("CIRCLE needs a center: CIRCLE(lng lat d=radius)")?;
-        let radius_km: f64 = radius.trim().parse().map_err(|_| "the CIRCLE radius must be a number".to_owned())?;
+        let (center, radius) = body.split_once("d=").ok_or(ShapeError::CircleWithoutRadius)?;
+        let (lat, lng) = single_pair(center).ok_or(ShapeError::CircleWithoutCenter)?;
+        let radius_km: f64 = radius.trim().parse().map_err(|_| ShapeError::CircleRadiusNotANumber)?;
         if !(radius_km.is_finite() && radius_km >= 0.0) {
-            return Err("the CIRCLE radius must be a positive number of kilometres".into());
+            return Err(ShapeError::NegativeCircleRadius);
         }
         return Ok(Shape::Circle { lat, lng, radius_km });
     }
     if let Some(body) = wkt_body(trimmed, "ENVELOPE") {
-        let numbers: Vec<f64> = body.split(',').map(|n| n.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| envelope_help())?;
-        let [min_x, max_x, max_y, min_y] = numbers[..] else { return Err(envelope_help()) };
+        let numbers: Vec<f64> =
+            body.split(',').map(|n| n.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| ShapeError::BadEnvelope)?;
+        let [min_x, max_x, max_y, min_y] = numbers[..] else { return Err(ShapeError::BadEnvelope) };
         return Ok(rectangle(min_x, min_y, max_x, max_y));
     }
-    let geometry = Geometry::<f64>::try_from_wkt_str(trimmed).map_err(|e| {
-        format!(
-            "invalid WKT shape '{}': {e} (POINT, LINESTRING, POLYGON, their MULTI forms, ENVELOPE and CIRCLE are supported)",
-            trimmed.chars().take(60).collect::<String>()
-        )
-    })?;
+    let geometry = Geometry::<f64>::try_from_wkt_str(trimmed)
+        .map_err(|e| ShapeError::InvalidWkt { start: trimmed.chars().take(60).collect(), reason: e.to_string() })?;
     if let Geometry::Polygon(polygon) = &geometry {
         if polygon.exterior().0.len() < 4 {
-            return Err("a POLYGON needs at least three points".into());
+            return Err(ShapeError::PolygonTooSmall);
         }
     }
     Ok(match geometry {
@@ -62,10 +100,6 @@ fn rectangle_shorthand(text: &str) -> Option<[f64; 4]> {
 fn rectangle(min_x: f64, min_y: f64, max_x: f64, max_y: f64) -> Shape {
     let ring = vec![(min_x, min_y), (max_x, min_y), (max_x, max_y), (min_x, max_y), (min_x, min_y)];
     Shape::Geometry(Geometry::Polygon(Polygon::new(LineString::from(ring), vec![])))
-}
-
-fn envelope_help() -> String {
-    "ENVELOPE needs four numbers: ENVELOPE(minX, maxX, maxY, minY)".into()
 }
 
 fn wkt_body<'a>(text: &'a str, kind: &str) -> Option<&'a str> {
@@ -85,7 +119,7 @@ fn single_pair(text: &str) -> Option<(f64, f64)> {
 }
 
 /// Refuses coordinates off the globe on geography fields: in WKT the longitude comes first, an easy mistake.
-pub fn check_geography(shape: &Shape) -> Result<(), String> {
+pub fn check_geography(shape: &Shape) -> Result<(), ShapeError> {
     let valid = |lat: f64, lng: f64| (-90.0..=90.0).contains(&lat) && (-180.0..=180.0).contains(&lng);
     let ok = match shape {
         Shape::Circle { lat, lng, .. } => valid(*lat, *lng),
@@ -94,7 +128,7 @@ pub fn check_geography(shape: &Shape) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err("shape coordinates must be longitude (-180..180) then latitude (-90..90)".into())
+        Err(ShapeError::OffTheGlobe)
     }
 }
 
@@ -235,12 +269,12 @@ mod tests {
 
     #[test]
     fn refuses_bad_shapes_with_a_reason() {
-        assert!(parse_wkt("TRIANGLE(0 0)").unwrap_err().contains("invalid WKT shape"));
+        assert!(parse_wkt("TRIANGLE(0 0)").unwrap_err().to_string().contains("invalid WKT shape"));
         assert!(parse_wkt("POLYGON((0 0, 1 1))").is_err());
-        assert!(check_geography(&parse_wkt("POINT(200 10)").unwrap()).unwrap_err().contains("longitude"));
+        assert!(check_geography(&parse_wkt("POINT(200 10)").unwrap()).unwrap_err().to_string().contains("longitude"));
         assert!(check_geography(&parse_wkt("POINT(20 10)").unwrap()).is_ok());
         assert!(parse_wkt("CIRCLE(1 2 d=-3)").is_err());
-        assert!(parse_wkt("ENVELOPE(0, 1)").unwrap_err().contains("ENVELOPE"));
+        assert!(parse_wkt("ENVELOPE(0, 1)").unwrap_err().to_string().contains("ENVELOPE"));
     }
 
     #[test]
@@ -353,5 +387,14 @@ mod tests {
     #[test]
     fn centers() {
         assert_eq!(center(&parse_wkt("POLYGON((0 0, 2 0, 2 2, 0 2, 0 0))").unwrap()), Some((1.0, 1.0)));
+    }
+
+    #[test]
+    fn distances_and_shapes() {
+        // Tel Aviv -> Jerusalem is about 54 km.
+        let d = distance_km(32.0853, 34.7818, 31.7683, 35.2137);
+        assert!((d - 54.0).abs() < 2.0, "{d}");
+        let circle = Shape::Circle { lat: 32.0853, lng: 34.7818, radius_km: 60.0 };
+        assert!(shape_contains(&circle, 31.7683, 35.2137, SpatialOptions::default()));
     }
 }
