@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== lint"
+# No two files of a crate import each other, directly or through others (issue 17).
+python3 scripts/import_loops.py
 cargo fmt --all -- --check
 cargo clippy --release --all-targets --locked -- -D warnings
 

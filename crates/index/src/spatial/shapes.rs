@@ -50,12 +50,6 @@ pub enum ShapeError {
 }
 
 /// Callers that carry errors as messages keep the message.
-impl From<ShapeError> for String {
-    fn from(error: ShapeError) -> String {
-        error.to_string()
-    }
-}
-
 /// A query or indexed shape written in WKT: `POINT`, `LINESTRING`, `POLYGON` (with holes), their `MULTI`
 /// forms, `GEOMETRYCOLLECTION`, `ENVELOPE(minX, maxX, maxY, minY)`, `CIRCLE(x y d=radius)` and spatial4j's
 /// rectangle shorthand `minX minY maxX maxY`. A point is a zero-radius circle. X is the longitude.

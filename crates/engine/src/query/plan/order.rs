@@ -45,7 +45,8 @@ pub(super) fn order_by(query: &Query, t: &mut Translator<'_>) -> Result<Vec<Sort
                     }
                     // `order_by_distance_wkt`: the distance from the shape's center.
                     Some(Arg::Call(wkt)) if wkt.is("spatial.wkt") => {
-                        let shape = corvid_index::parse_wkt(&t.string_arg(wkt.args.first(), "a WKT shape", wkt)?).map_err(invalid)?;
+                        let shape = corvid_index::parse_wkt(&t.string_arg(wkt.args.first(), "a WKT shape", wkt)?)
+                            .map_err(|e| invalid(e.to_string()))?;
                         corvid_index::shape_center(&shape).ok_or_else(|| invalid("spatial.distance() needs a non-empty shape"))?
                     }
                     _ => {

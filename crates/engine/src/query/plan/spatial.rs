@@ -62,7 +62,7 @@ impl Translator<'_> {
         }
         if shape.is("spatial.wkt") {
             let text = self.string_arg(shape.args.first(), "a WKT shape", shape)?;
-            return corvid_index::parse_wkt(&text).map_err(invalid);
+            return corvid_index::parse_wkt(&text).map_err(|e| invalid(e.to_string()));
         }
         Err(unsupported(&format!("The shape {}()", shape.name), self.text, shape.span))
     }
