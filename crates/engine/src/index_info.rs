@@ -266,7 +266,7 @@ impl Database {
                 return Err(EngineError::InvalidQuery { message: format!("index '{name}' keeps no terms (automatic map-reduce)") })
             }
         };
-        let terms = index.field_terms(field).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+        let terms = index.field_terms(field)?;
         Ok(terms.into_iter().map(|(t, _)| t).filter(|t| from_value.is_none_or(|f| t.as_str() > f)).take(page_size).collect())
     }
 
