@@ -10,48 +10,90 @@ use crate::write::metadata::refresh_document;
 use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError};
 
+/// A change to one document's attachments, as a batch command or an attachment endpoint asks it.
 #[derive(Debug, Clone)]
 pub enum AttachmentCommand {
     /// `blob` was staged with `Database::stage_attachment` and stays pinned until the batch is answered.
     Put {
+        /// The document, which must exist.
         id: String,
+        /// The attachment's name (a put under an existing name replaces it).
         name: String,
+        /// The MIME type stored with it.
         content_type: String,
+        /// The document's change vector the client expects.
         expected: ExpectedChangeVector,
+        /// The uploaded content.
         blob: StagedBlob,
     },
+    /// Removes an attachment; a missing document or attachment is not an error.
     Delete {
+        /// The document.
         id: String,
+        /// The attachment's name.
         name: String,
+        /// The document's change vector the client expects.
         expected: ExpectedChangeVector,
     },
     /// Copy (or, with `remove_source`, move) an attachment to another document and/or name.
     Copy {
+        /// The source document.
         id: String,
+        /// The source attachment's name.
         name: String,
+        /// The destination document, which must exist.
         destination_id: String,
+        /// The name the attachment gets there.
         destination_name: String,
+        /// Whether the source is removed (a move).
         remove_source: bool,
     },
 }
 
+/// An attachment as stored, and the change vector its document has now.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttachmentDetails {
+    /// The document, with its id as stored.
     pub document_id: String,
+    /// The attachment's name.
     pub name: String,
+    /// The content's hash, which names its blob.
     pub hash: String,
+    /// The MIME type given at upload.
     pub content_type: String,
+    /// The content's length in bytes.
     pub size: u64,
+    /// The attachment's own change vector.
     pub change_vector: String,
     /// The document's change vector after the change.
     pub document_change_vector: String,
 }
 
+/// What an attachment command did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AttachmentReply {
+    /// The attachment that was stored.
     Put(AttachmentDetails),
-    Delete { id: String, name: String, document_change_vector: Option<String> },
-    Copy { source_id: String, source_name: String, moved: bool, details: AttachmentDetails },
+    /// An attachment removed (or already absent).
+    Delete {
+        /// The document, as the command named it.
+        id: String,
+        /// The attachment's name, as the command named it.
+        name: String,
+        /// The document's new change vector; `None` when nothing was removed.
+        document_change_vector: Option<String>,
+    },
+    /// An attachment copied or moved.
+    Copy {
+        /// The source document, as the command named it.
+        source_id: String,
+        /// The source attachment's name, as the command named it.
+        source_name: String,
+        /// Whether the source was removed.
+        moved: bool,
+        /// The attachment at its destination.
+        details: AttachmentDetails,
+    },
 }
 
 fn missing_document(id: &str) -> EngineError {

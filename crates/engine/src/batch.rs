@@ -16,44 +16,85 @@ use crate::{Database, EngineError, IncomingDocument};
 /// One command of a batch, as the client sent it.
 #[derive(Debug, Clone)]
 pub enum BatchCommand {
+    /// `PUT`: stores a document, replacing any with the same id.
     Put {
+        /// The id; empty or ending in `/` asks for a generated one, ending in `|` for the next identity.
         id: String,
+        /// The change vector the client expects the current document to have.
         expected: ExpectedChangeVector,
+        /// The new document.
         document: IncomingDocument,
     },
+    /// `DELETE`: removes a document, leaving a tombstone; a missing one is not an error.
     Delete {
+        /// The document.
         id: String,
+        /// The change vector the client expects the current document to have.
         expected: ExpectedChangeVector,
     },
     /// `DELETE` with an id ending in `*`: every document whose id starts with the prefix.
     DeletePrefix {
+        /// The id without its `*`.
         prefix: String,
     },
+    /// `PATCH`: a JavaScript patch of one document.
     Patch(Box<PatchCommand>),
     /// `JsonPatch`: RFC 6902 operations on the document's body.
     JsonPatch {
+        /// The document.
         id: String,
+        /// The operations, applied in order.
         ops: Vec<JsonPatchOp>,
+        /// Whether the reply carries the patched document.
         return_document: bool,
     },
     /// `BatchPATCH`: one script over many documents (each with its own expected change vector).
     BatchPatch {
+        /// Each document with the change vector the client expects it to have.
         ids: Vec<(String, ExpectedChangeVector)>,
+        /// The script and its arguments (its own `expected` is replaced per document).
         patch: Box<PatchCommand>,
     },
+    /// `AttachmentPUT`, `AttachmentDELETE`, `AttachmentCOPY` or `AttachmentMOVE`.
     Attachment(AttachmentCommand),
+    /// `Counters`: counter operations on one document.
     Counters(DocumentCounters),
 }
 
 /// The answer to one command of a batch, in the order of the commands.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BatchReply {
-    Put { id: String, collection: String, change_vector: String, last_modified: i64, flags: u32 },
-    Delete { id: String, deleted: bool, change_vector: Option<String> },
+    /// A document stored.
+    Put {
+        /// The id as stored (the spelling of the first write, or the generated id).
+        id: String,
+        /// The document's collection.
+        collection: String,
+        /// Its new change vector.
+        change_vector: String,
+        /// When it was written, in unix nanoseconds.
+        last_modified: i64,
+        /// Its document flags (attachments, counters, ...).
+        flags: u32,
+    },
+    /// A document (or, for a prefix delete, `prefix*`) deleted or already absent.
+    Delete {
+        /// The id as the command named it.
+        id: String,
+        /// False when there was nothing to delete.
+        deleted: bool,
+        /// The tombstone's change vector (`None` for a prefix delete or a missing document).
+        change_vector: Option<String>,
+    },
+    /// What a JavaScript patch did.
     Patch(Box<PatchOutcome>),
+    /// What a JSON patch did.
     JsonPatch(Box<PatchOutcome>),
+    /// What the script did to each document, in the order of the ids.
     BatchPatch(Vec<PatchOutcome>),
+    /// What an attachment command did.
     Attachment(AttachmentReply),
+    /// What a counters command did.
     Counters(CountersReply),
 }
 

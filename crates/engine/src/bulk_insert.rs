@@ -30,6 +30,7 @@ const BATCH_BYTES: usize = 8 << 20;
 /// Batches handed to the writer and not yet durable.
 const IN_FLIGHT: usize = 2;
 
+/// How a bulk insert writes (the request's query string options).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct BulkInsertOptions {
     /// A document identical to the stored one is not written again (no new etag, no re-indexing).

@@ -17,11 +17,16 @@ use crate::{Database, EngineError, QueryRequest};
 /// writes wait at most a few milliseconds.
 const BATCH: usize = 512;
 
+/// How a patch or delete by query runs (the request's query string options).
 #[derive(Debug, Clone)]
 pub struct ByQueryOptions {
+    /// Run on a stale index instead of waiting for it to catch up.
     pub allow_stale: bool,
+    /// How long to wait for a stale index before failing (the query's own timeout when None).
     pub stale_timeout: Option<Duration>,
+    /// Documents changed per second at most (None: as fast as the writer allows).
     pub max_ops_per_sec: Option<u32>,
+    /// Whether the result lists what happened to each document.
     pub details: bool,
 }
 
@@ -69,6 +74,7 @@ impl Database {
         self.start_by_query("UpdateByQuery", request, options, Action::Patch { command: Box::new(command), alias: parts.alias })
     }
 
+    /// Starts a delete by query: every document the query matches is deleted, in batches.
     pub fn start_delete_by_query(self: &Arc<Self>, request: QueryRequest, options: ByQueryOptions) -> Result<Arc<Operation>, EngineError> {
         if update_parts(&request.query)?.is_some() {
             return Err(EngineError::InvalidQuery { message: "A delete by query cannot have an 'update' clause".into() });

@@ -6,14 +6,17 @@ use std::sync::Arc;
 
 use crate::EngineError;
 
+/// A shared flag: clones see the same cancellation.
 #[derive(Debug, Clone, Default)]
 pub struct Cancellation(Arc<AtomicBool>);
 
 impl Cancellation {
+    /// Asks the work to stop.
     pub fn cancel(&self) {
         self.0.store(true, Ordering::Relaxed);
     }
 
+    /// Whether `cancel` was called.
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Relaxed)
     }
@@ -39,6 +42,7 @@ impl Cancellation {
     }
 }
 
+/// A guard held by a request: dropping it before `disarm` cancels the work.
 pub struct CancelOnDrop {
     cancellation: Option<Cancellation>,
 }

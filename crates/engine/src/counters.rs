@@ -7,31 +7,56 @@ use corvid_types::{id_key, now_nanos, validate_name, NameKind};
 use crate::write::metadata::refresh_document;
 use crate::{Database, EngineError};
 
+/// One operation of a counters command on a document.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CounterOperation {
-    Increment { name: String, delta: i64 },
-    Delete { name: String },
-    Get { name: String },
+    /// Adds `delta` to the counter, creating it at `delta` if it does not exist.
+    Increment {
+        /// The counter.
+        name: String,
+        /// What to add (may be negative).
+        delta: i64,
+    },
+    /// Removes the counter.
+    Delete {
+        /// The counter.
+        name: String,
+    },
+    /// Reads the counter.
+    Get {
+        /// The counter.
+        name: String,
+    },
+    /// Reads every counter of the document.
     GetAll,
 }
 
+/// The counter operations of one document in a `POST /counters` command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentCounters {
+    /// The document.
     pub id: String,
+    /// Its operations, applied in order.
     pub operations: Vec<CounterOperation>,
 }
 
 /// One counter in a reply; `None` for a counter asked for that does not exist.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CounterDetail {
+    /// The document, with its id as stored.
     pub document_id: String,
+    /// The counter's name.
     pub name: String,
+    /// Its current value.
     pub value: i64,
 }
 
+/// The answer for one document of a counters command.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountersReply {
+    /// The document.
     pub id: String,
+    /// Each counter read or incremented, in the order of the operations (`None` for a missing one).
     pub counters: Vec<Option<CounterDetail>>,
     /// Set when the document was rewritten (a counter was created or deleted).
     pub document_change_vector: Option<String>,

@@ -10,8 +10,10 @@ use crate::commit_watch::CommitWatch;
 use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
 use crate::{EngineError, Operations};
 
+/// How a database is opened: storage options, write queue and automatic index lifetimes.
 #[derive(Debug, Clone)]
 pub struct DatabaseOptions {
+    /// How the storage is opened (map size, sync mode, ...).
     pub store: StoreOptions,
     /// Writes waiting for the merger before new ones are refused as "busy".
     pub write_queue_capacity: usize,
@@ -32,6 +34,8 @@ impl Default for DatabaseOptions {
     }
 }
 
+/// One open database: its storage and writer, its indexes and its operations. Reads run on the caller's
+/// thread from a snapshot; writes are queued to the writer thread.
 pub struct Database {
     name: String,
     pub(crate) store: Arc<Store>,
@@ -56,10 +60,12 @@ impl Database {
         Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations: Operations::new() })
     }
 
+    /// The database's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The id this database writes into change vectors, kept in its storage.
     pub fn database_id(&self) -> &str {
         self.store.database_id()
     }
@@ -69,6 +75,7 @@ impl Database {
         &self.operations
     }
 
+    /// The writer's queue length and commit counters.
     pub fn merger_stats(&self) -> MergerStatsSnapshot {
         self.merger.stats()
     }

@@ -41,6 +41,7 @@ fn refused(e: json::JsonLimitError) -> EngineError {
 /// A document as sent by a client, split for storage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IncomingDocument {
+    /// From `@metadata.@collection` (the empty collection when absent).
     pub collection: String,
     /// Compact JSON object without `@metadata`.
     pub body: String,
@@ -84,6 +85,8 @@ impl IncomingDocument {
         Ok(IncomingDocument { collection: split.collection, body, client_metadata: split.client_metadata })
     }
 
+    /// Splits a client's document (a JSON object, its `@metadata` optional) into collection, body and
+    /// client metadata; refuses anything else or anything nested too deep.
     pub fn from_value(value: Value) -> Result<IncomingDocument, EngineError> {
         json::check_value(&value, json::max_depth()).map_err(refused)?;
         let Value::Object(mut fields) = value else {

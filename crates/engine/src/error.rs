@@ -5,44 +5,82 @@ use corvid_types::{IdError, NameError};
 /// internal ones; the server maps each variant to a protocol answer in one place.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
+    /// A document id the storage cannot key (empty, too long, or with a NUL).
     #[error("{0}")]
     InvalidId(#[from] IdError),
+    /// An attachment or counter name the storage cannot key.
     #[error("{0}")]
     InvalidName(#[from] NameError),
+    /// Input the request should not have sent (a malformed command, a missing field); the message says which.
     #[error("{0}")]
     BadRequest(String),
+    /// An operation that needs the document (patch, attachment or counter change) found none with this id.
     #[error("Document '{0}' does not exist")]
     DocumentDoesNotExist(String),
+    /// The named attachment is not on the document; the message names both.
     #[error("{0}")]
     AttachmentDoesNotExist(String),
+    /// An optimistic-concurrency check failed: the expected change vector is not the stored one.
     #[error("{message}")]
-    Concurrency { message: String },
+    Concurrency {
+        /// What was expected and what is stored.
+        message: String,
+    },
+    /// The merger's write queue is full; the write was not queued and may be retried.
     #[error("the write queue of database '{database}' is full; retry later")]
-    Busy { database: String },
+    Busy {
+        /// The database whose queue is full (empty when the storage layer reported it).
+        database: String,
+    },
+    /// The database is closing; no more writes are taken.
     #[error("database '{database}' is shutting down")]
-    ShuttingDown { database: String },
+    ShuttingDown {
+        /// The database that is closing (empty when the storage layer reported it).
+        database: String,
+    },
+    /// A failure of the storage layer (LMDB, the file system, a corrupted table).
     #[error("storage failure: {0}")]
     Storage(StorageError),
+    /// No index has this name.
     #[error("index '{0}' does not exist")]
     IndexDoesNotExist(String),
+    /// A query that cannot be parsed or answered (an unknown field, an index that keeps no terms, ...).
     #[error("{message}")]
-    InvalidQuery { message: String },
+    InvalidQuery {
+        /// Why the query was refused.
+        message: String,
+    },
+    /// A JavaScript patch, filter or reduce failed to parse or threw.
     #[error("{message}")]
-    Script { message: String },
+    Script {
+        /// The script engine's error.
+        message: String,
+    },
+    /// An index definition whose maps or reduce do not compile.
     #[error("{message}")]
-    IndexCompilation { message: String },
+    IndexCompilation {
+        /// The compiler's error.
+        message: String,
+    },
     /// A query of an index that failed too often to be trusted (RavenDB answers with an
     /// `InvalidOperationException`).
     #[error("Index '{name}' is marked as errored. {reason}")]
-    IndexErrored { name: String, reason: String },
+    IndexErrored {
+        /// The index.
+        name: String,
+        /// Why it was marked errored.
+        reason: String,
+    },
     /// A feature of the protocol this server does not implement (e.g. time series in a bulk insert).
     #[error("{0}")]
     NotSupported(String),
+    /// A wait (for indexes to catch up, for a write to commit) took longer than allowed.
     #[error("timed out: {0}")]
     Timeout(String),
     /// The request was cancelled (its client went away); nobody reads this answer.
     #[error("the request was cancelled")]
     Cancelled,
+    /// A broken invariant or a failure that is not the request's fault.
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -69,6 +107,7 @@ impl From<corvid_index::IndexError> for EngineError {
 }
 
 impl EngineError {
+    /// A `BadRequest` with this message.
     pub fn bad_request(message: impl Into<String>) -> Self {
         EngineError::BadRequest(message.into())
     }

@@ -10,23 +10,35 @@ use crate::{Database, EngineError, IncomingDocument};
 const MIN_CAPACITY: u64 = 32;
 const MAX_CAPACITY: u64 = 1024 * 1024;
 
+/// A client's request for its next HiLo range, with what it knows of its previous one.
 #[derive(Debug, Clone, Default)]
 pub struct HiloRequest {
+    /// The collection tag: the range is kept in `Raven/Hilo/<tag>`.
     pub tag: String,
+    /// The size of the client's previous range; the next one grows or shrinks from it.
     pub last_batch_size: u64,
     /// When the client got its previous range (as the client formats dates), if ever.
     pub last_range_at: Option<String>,
+    /// What the client puts between the tag and the number in its ids (the prefix ends with it).
     pub separator: String,
+    /// The highest id number the client handed out; the new range starts above it even if the stored max is lower.
     pub last_max: u64,
 }
 
+/// A range of id numbers reserved for one client, and how it should print them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HiloRange {
+    /// The tag and separator that start every id of the range.
     pub prefix: String,
+    /// The first number of the range.
     pub low: u64,
+    /// The last number of the range (now the stored max).
     pub high: u64,
+    /// How many numbers the range holds; the client sends it back with its next request.
     pub last_size: u64,
+    /// This node's tag, which clients may append to ids.
     pub server_tag: String,
+    /// When the range was handed out, in the date format clients send back.
     pub last_range_at: String,
 }
 
@@ -73,6 +85,8 @@ fn hilo_document(max: u64) -> IncomingDocument {
 }
 
 impl Database {
+    /// Queues the reservation of the next range for `request.tag`: the stored max moves up by a capacity
+    /// that follows the client's pace; `reply` gets the range once committed.
     pub fn submit_hilo_next(
         &self,
         request: HiloRequest,
@@ -124,6 +138,7 @@ impl Database {
         )
     }
 
+    /// Queues the increment of the identity `name`; `reply` gets the new value once committed.
     pub fn submit_identity_next(
         &self,
         name: String,
@@ -156,6 +171,7 @@ impl Database {
         )
     }
 
+    /// Every identity with its current value, read from a snapshot.
     pub fn identities(&self) -> Result<Vec<(String, u64)>, EngineError> {
         Ok(self.store.read()?.identities()?)
     }

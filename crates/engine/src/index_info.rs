@@ -7,38 +7,57 @@ use corvid_types::id_key;
 use crate::indexing::{AutoIndexField, IndexingError};
 use crate::{Database, EngineError};
 
+/// One index as the stats endpoints show it: its definition, state and counters.
 #[derive(Debug, Clone)]
 pub struct IndexInfo {
+    /// The index's name.
     pub name: String,
+    /// The collection it maps (`@all_docs` for an index of every document).
     pub collection: String,
+    /// The fields an automatic index keeps.
     pub fields: Vec<AutoIndexField>,
+    /// Whether documents written before now are not indexed yet.
     pub is_stale: bool,
-    /// `Normal`, `Idle` (not queried for a while) or `Error`.
+    /// `Normal`, `Idle` (not queried for a while), `Error` or `Disabled`.
     pub state: &'static str,
     /// What the indexing worker is doing right now.
     pub status: String,
+    /// Entries in the index.
     pub entries: u64,
+    /// Documents the map was run on since the index opened.
     pub map_attempts: u64,
+    /// Map runs that succeeded.
     pub map_successes: u64,
+    /// Map runs that failed.
     pub map_errors: u64,
+    /// Indexing errors recorded (as listed by `/indexes/errors`).
     pub errors_count: u64,
+    /// When the index was created, in unix nanoseconds.
     pub created_at: i64,
+    /// When the worker last indexed a batch, in unix nanoseconds (0 if never).
     pub last_indexing_time: i64,
+    /// When the index was last queried, in unix nanoseconds (0 if never).
     pub last_query_time: i64,
+    /// The last etag the index has processed.
     pub processed_etag: u64,
+    /// The last etag of its collection (of all documents for an all-documents index).
     pub collection_last_etag: u64,
+    /// Bytes the index's files take.
     pub size_on_disk: u64,
     /// RavenDB's type: `AutoMap`, `AutoMapReduce`, `Map`, `JavaScriptMap`, ...
     pub index_type: &'static str,
     /// `Running`, `Paused` or `Disabled`.
     pub run_status: &'static str,
+    /// `Low`, `Normal` or `High`.
     pub priority: String,
+    /// `Unlock`, `LockedIgnore` or `LockedError`.
     pub lock_mode: String,
     /// For static indexes: the definition as the client sent it.
     pub static_definition: Option<serde_json::Value>,
 }
 
 impl Database {
+    /// Every index, sorted by name.
     pub fn index_infos(&self) -> Result<Vec<IndexInfo>, EngineError> {
         let snapshot = self.store.read()?;
         let mut out = Vec::new();
@@ -230,6 +249,7 @@ impl Database {
         Ok(())
     }
 
+    /// Sets the priority of the named indexes (all when `names` is empty). Blocking (writes a small file).
     pub fn set_indexes_priority(&self, names: &[String], priority: &str) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
             handle.control.set_priority(&handle.dir, priority)?;
@@ -237,6 +257,7 @@ impl Database {
         Ok(())
     }
 
+    /// Sets the lock mode of the named indexes (all when `names` is empty). Blocking (writes a small file).
     pub fn set_indexes_lock_mode(&self, names: &[String], mode: &str) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
             handle.control.set_lock_mode(&handle.dir, mode)?;
@@ -266,10 +287,11 @@ impl Database {
                 return Err(EngineError::InvalidQuery { message: format!("index '{name}' keeps no terms (automatic map-reduce)") })
             }
         };
-        let terms = index.field_terms(field).map_err(|e| EngineError::InvalidQuery { message: e.to_string() })?;
+        let terms = index.field_terms(field)?;
         Ok(terms.into_iter().map(|(t, _)| t).filter(|t| from_value.is_none_or(|f| t.as_str() > f)).take(page_size).collect())
     }
 
+    /// Whether an index has this name.
     pub fn index_exists(&self, name: &str) -> bool {
         self.indexes.get(name).is_some()
     }

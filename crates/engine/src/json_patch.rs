@@ -12,14 +12,49 @@ use crate::write::document::{put_document, PutOutcome};
 use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
 
+/// One RFC 6902 operation; paths are JSON pointers into the document's body.
 #[derive(Debug, Clone, PartialEq)]
 pub enum JsonPatchOp {
-    Add { path: String, value: Value },
-    Remove { path: String },
-    Replace { path: String, value: Value },
-    Move { from: String, path: String },
-    Copy { from: String, path: String },
-    Test { path: String, value: Value },
+    /// Inserts `value` at `path` (into an array, or replacing an object member).
+    Add {
+        /// Where.
+        path: String,
+        /// What.
+        value: Value,
+    },
+    /// Removes what `path` points at, which must exist.
+    Remove {
+        /// What.
+        path: String,
+    },
+    /// Replaces what `path` points at, which must exist.
+    Replace {
+        /// Where.
+        path: String,
+        /// The new value.
+        value: Value,
+    },
+    /// Removes the value at `from` and adds it at `path`.
+    Move {
+        /// Where the value is taken from.
+        from: String,
+        /// Where it goes.
+        path: String,
+    },
+    /// Adds a copy of the value at `from` at `path`.
+    Copy {
+        /// Where the value is copied from.
+        from: String,
+        /// Where the copy goes.
+        path: String,
+    },
+    /// Fails the whole patch unless the value at `path` equals `value`.
+    Test {
+        /// What to compare.
+        path: String,
+        /// The value it must equal.
+        value: Value,
+    },
 }
 
 fn bad(message: impl Into<String>) -> EngineError {

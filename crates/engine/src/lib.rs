@@ -1,5 +1,6 @@
 //! Corvid's engine: a `Database` with documents, batches, HiLo ranges, identities and statistics. It knows
 //! no HTTP and no LMDB; its API is synchronous and its writes go through the storage layer's merger.
+#![warn(missing_docs)]
 
 mod attachments;
 mod batch;

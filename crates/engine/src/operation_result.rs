@@ -27,19 +27,34 @@ pub struct ByQueryResult {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ByQueryDetail {
     /// The patch's outcome for the document (as stored: its id and new change vector).
-    Patched { id: String, change_vector: Option<String>, status: PatchStatus },
+    Patched {
+        /// The id as stored.
+        id: String,
+        /// Its change vector after the patch (`None` when it was not written).
+        change_vector: Option<String>,
+        /// What the patch did.
+        status: PatchStatus,
+    },
     /// The document was deleted (the id as the query matched it).
-    Deleted { id: String },
+    Deleted {
+        /// The id as the query matched it.
+        id: String,
+    },
 }
 
 /// What a bulk insert wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BulkInsertSummary {
+    /// Documents written.
     pub documents: u64,
+    /// Documents not rewritten because they equal the stored ones.
     pub skipped_unchanged: u64,
     /// Counter operations applied.
     pub counters: u64,
+    /// Attachments stored.
     pub attachments: u64,
+    /// Bytes of the stream read.
     pub bytes: u64,
+    /// Transactions the writes were committed in.
     pub batches: u64,
 }

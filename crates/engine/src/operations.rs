@@ -66,10 +66,13 @@ struct Progress<R, F> {
 /// One operation; the worker doing it updates it, clients read it.
 #[derive(Debug)]
 pub struct Operation<R = OperationResult, F = EngineError> {
+    /// The id clients poll it by.
     pub id: u64,
     /// `UpdateByQuery`, `DeleteByQuery`, `BulkInsert`.
     pub kind: &'static str,
+    /// What it works on (the query, for by-query operations).
     pub description: String,
+    /// When it started, in unix nanoseconds.
     pub started_at: i64,
     cancel: AtomicBool,
     progress: Mutex<Progress<R, F>>,
@@ -78,12 +81,19 @@ pub struct Operation<R = OperationResult, F = EngineError> {
 /// What a client sees of an operation at one moment.
 #[derive(Debug, Clone)]
 pub struct OperationSnapshot<R = OperationResult, F = EngineError> {
+    /// The operation's id.
     pub id: u64,
+    /// `UpdateByQuery`, `DeleteByQuery`, `BulkInsert`.
     pub kind: &'static str,
+    /// What it works on.
     pub description: String,
+    /// When it started, in unix nanoseconds.
     pub started_at: i64,
+    /// Running, or how it ended.
     pub state: OperationState<R, F>,
+    /// Items done so far.
     pub processed: u64,
+    /// Items it will go through (0 until known).
     pub total: u64,
 }
 

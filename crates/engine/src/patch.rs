@@ -21,14 +21,20 @@ use crate::{Database, EngineError, IncomingDocument};
 /// A script and its arguments (`args` in the script).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchScript {
+    /// The JavaScript source.
     pub script: String,
+    /// The arguments, by name.
     pub values: Map<String, Value>,
 }
 
+/// A patch of one document (`PATCH /docs`, a batch's `PATCH`).
 #[derive(Debug, Clone)]
 pub struct PatchCommand {
+    /// The document.
     pub id: String,
+    /// The change vector the client expects the document to have.
     pub expected: ExpectedChangeVector,
+    /// The script run on the existing document.
     pub patch: PatchScript,
     /// Runs on an empty document when the document does not exist.
     pub patch_if_missing: Option<PatchScript>,
@@ -42,13 +48,18 @@ pub struct PatchCommand {
     pub return_document: bool,
 }
 
+/// What a patch did to one document, and what the reply shows of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PatchOutcome {
+    /// Created, patched, unchanged, skipped or missing.
     pub status: PatchStatus,
     /// The id as stored.
     pub id: String,
+    /// The document's collection (None when it does not exist).
     pub collection: Option<String>,
+    /// Its change vector after the patch (None when it does not exist).
     pub change_vector: Option<String>,
+    /// When it was last written, in unix nanoseconds (None when it does not exist).
     pub last_modified: Option<i64>,
     /// Wire JSON of the document after the patch (when asked for).
     pub modified_document: Option<String>,

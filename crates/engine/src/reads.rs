@@ -28,16 +28,24 @@ pub struct LoadResult {
 /// A listing of documents by id prefix (or newest first when there is no prefix).
 #[derive(Debug, Default, Clone)]
 pub struct PageRequest {
+    /// The id prefix to list (case-insensitive); without one, every document newest first.
     pub starts_with: Option<String>,
+    /// Wildcard patterns (`|`-separated) the rest of the id after the prefix must match.
     pub matches: Option<String>,
+    /// Wildcard patterns (`|`-separated) that leave a document out.
     pub exclude: Option<String>,
+    /// With a prefix: list only ids after this one.
     pub start_after: Option<String>,
+    /// Matching documents to skip first.
     pub start: usize,
+    /// Most documents listed.
     pub page_size: usize,
+    /// Whether each document is returned with its `@metadata` only.
     pub metadata_only: bool,
 }
 
 impl Database {
+    /// Loads documents by id from one snapshot, with the documents their `include_paths` name.
     pub fn load(&self, ids: &[String], include_paths: &[String], metadata_only: bool) -> Result<LoadResult, EngineError> {
         let snapshot = self.store.read()?;
         let mut hasher = VersionHasher::new();

@@ -2,29 +2,44 @@
 
 use crate::{Database, EngineError};
 
+/// The counts and etags of `/stats`, all read from one snapshot.
 #[derive(Debug, Clone)]
 pub struct DatabaseStats {
+    /// Live documents.
     pub count_of_documents: u64,
+    /// Deleted documents still remembered as tombstones.
     pub count_of_tombstones: u64,
+    /// Identities (`users|` style counters) that have a value.
     pub count_of_identities: u64,
+    /// The highest etag of a live document.
     pub last_doc_etag: u64,
+    /// The highest etag given to anything (documents, tombstones, counters, attachments).
     pub last_database_etag: u64,
+    /// This database's id, the one in its change vectors.
     pub database_id: String,
+    /// Bytes the database's files take.
     pub size_on_disk: u64,
+    /// Writes waiting in the merger's queue.
     pub queued_writes: u64,
+    /// Attachments, one per document and name.
     pub count_of_attachments: u64,
+    /// Distinct attachment blobs (by content hash).
     pub count_of_unique_attachments: u64,
     /// Documents that have counters.
     pub count_of_counter_entries: u64,
 }
 
+/// The per-collection document counts of `/collections/stats`.
 #[derive(Debug, Clone)]
 pub struct CollectionStats {
+    /// Live documents in all collections.
     pub count_of_documents: u64,
+    /// Each collection's name and document count.
     pub collections: Vec<(String, u64)>,
 }
 
 impl Database {
+    /// The database's statistics, from one snapshot.
     pub fn stats(&self) -> Result<DatabaseStats, EngineError> {
         let snapshot = self.store.read()?;
         let (attachments, unique, counter_docs) = snapshot.attachment_and_counter_counts()?;
@@ -43,6 +58,7 @@ impl Database {
         })
     }
 
+    /// Document counts per collection, from one snapshot.
     pub fn collection_stats(&self) -> Result<CollectionStats, EngineError> {
         let snapshot = self.store.read()?;
         Ok(CollectionStats { count_of_documents: snapshot.count_documents()?, collections: snapshot.collection_counts()? })

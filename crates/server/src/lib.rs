@@ -6,6 +6,8 @@ mod compression;
 mod config;
 mod connections;
 mod error;
+#[cfg(test)]
+mod error_snapshots;
 mod landlord;
 mod middleware;
 mod query;
