@@ -556,4 +556,13 @@ mod tests {
         assert_eq!(s.config.url, "http://127.0.0.1:9");
         assert_eq!(s.config.max_concurrent_requests, 3);
     }
+
+    #[test]
+    fn the_tcp_url_comes_from_the_flag_or_ravendbs_setting_and_is_checked() {
+        assert_eq!(settings(&["--tcp-url", "tcp://127.0.0.1:0"], &[]).config.tcp_url.as_deref(), Some("tcp://127.0.0.1:0"));
+        let raven = Settings::from_sources_with(&["--ServerUrl.Tcp=38881"], &[], &[]).unwrap();
+        assert_eq!(raven.config.tcp_url.as_deref(), Some("tcp://0.0.0.0:38881"));
+        let e = Settings::from_sources_with(&["--ServerUrl.Tcp=http://x:1"], &[], &[]).err().unwrap();
+        assert!(e.contains("tcp://"), "{e}");
+    }
 }

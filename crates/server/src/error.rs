@@ -272,14 +272,14 @@ pub enum TcpError {
     MessageTooLarge(usize),
     #[error("Invalid TCP connection header: {0}")]
     InvalidHeader(String),
-    #[error("Version {version} of the {operation:?} TCP operation is older than any version this server supports")]
-    UnsupportedVersion { operation: crate::tcp::Operation, version: i64 },
+    #[error("Version {version} of the {operation} TCP operation is older than any version this server supports")]
+    UnsupportedVersion { operation: String, version: i64 },
     #[error("Could not agree on a TCP protocol version in {0} rounds")]
     NegotiationRounds(usize),
     #[error("Database '{0}' does not exist")]
     DatabaseDoesNotExist(String),
-    #[error("Corvid does not support the {0:?} TCP operation (it runs as a single node)")]
-    NotSupported(crate::tcp::Operation),
+    #[error("Corvid does not support the {0} TCP operation (it runs as a single node)")]
+    NotSupported(String),
 }
 
 impl TcpError {

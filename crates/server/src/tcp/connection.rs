@@ -59,7 +59,10 @@ async fn run(
                     write_object(write, &negotiation::version_mismatch(offered, header.operation_version)).await?;
                 }
                 Agreement::OutOfRange => {
-                    return Err(TcpError::UnsupportedVersion { operation: header.operation, version: header.operation_version })
+                    return Err(TcpError::UnsupportedVersion {
+                        operation: format!("{:?}", header.operation),
+                        version: header.operation_version,
+                    })
                 }
             }
         }
@@ -92,6 +95,8 @@ async fn run(
                 "Exception": "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException"});
             write_object(write, &reply).await
         }
-        operation @ (Operation::Replication | Operation::Cluster | Operation::Heartbeats) => Err(TcpError::NotSupported(operation)),
+        operation @ (Operation::Replication | Operation::Cluster | Operation::Heartbeats) => {
+            Err(TcpError::NotSupported(format!("{operation:?}")))
+        }
     }
 }

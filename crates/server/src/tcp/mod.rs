@@ -8,4 +8,3 @@ mod listener;
 mod negotiation;
 
 pub use listener::TcpService;
-pub use negotiation::Operation;
