@@ -42,7 +42,8 @@ pub fn translate(name: &str, value: &str) -> Translation {
             Translation::NoEffect("Corvid needs no license")
         }
         "security.unsecuredaccessallowed" => Translation::NoEffect("Corvid does not authenticate clients yet"),
-        "serverurl.tcp" | "publicserverurl.tcp" => Translation::NoEffect("Corvid has no TCP listener yet"),
+        "serverurl.tcp" => corvid("tcp_url", value),
+        "publicserverurl.tcp" => Translation::NoEffect("Corvid announces the TCP listener's own address"),
         "security.certificate.path" | "security.certificate.load.exec" | "security.certificate.letsencrypt.email" => {
             Translation::Refused("HTTPS is not supported yet: Corvid would serve this certificate's clients in plain HTTP")
         }

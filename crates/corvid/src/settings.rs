@@ -17,6 +17,8 @@ usage: corvid serve [options]
 options (each also as CORVID_<NAME> environment variable, or a key in the TOML file):
   --url <http://host:port>          listen address; port 0 picks a free port   [http://127.0.0.1:8080]
   --public-url <http://host:port>   the URL clients are told to use (topology)  [the listen address]
+  --tcp-url <tcp://host:port>       TCP listener (data subscriptions); port 0   [listen host, port 0]
+                                    picks a free port
   --data-dir <path>                 where databases are stored                  [./corvid-data]
   --config <file.toml>              read settings from a TOML file (CORVID_CONFIG)
   --run-in-memory                   keep data in a temporary directory removed at exit
@@ -59,6 +61,7 @@ use is logged once; a bad value of a known one stops start-up.";
 const SETTING_NAMES: &[&str] = &[
     "url",
     "public_url",
+    "tcp_url",
     "data_dir",
     "run_in_memory",
     "max_concurrent_requests",
@@ -104,6 +107,7 @@ pub struct Settings {
 struct FileSettings {
     url: Option<String>,
     public_url: Option<String>,
+    tcp_url: Option<String>,
     data_dir: Option<PathBuf>,
     run_in_memory: Option<bool>,
     max_concurrent_requests: Option<usize>,
@@ -151,6 +155,7 @@ impl Settings {
         match name {
             "url" => c.url = http_url(name, value)?,
             "public_url" => c.public_server_url = Some(http_url(name, value)?),
+            "tcp_url" => c.tcp_url = Some(tcp_url(name, value)?),
             "data_dir" => c.data_dir = PathBuf::from(value),
             "run_in_memory" => self.run_in_memory = parse_bool(name, value)?,
             "max_concurrent_requests" => c.max_concurrent_requests = parse::<usize>(name, value)?.max(1),
@@ -194,6 +199,7 @@ impl Settings {
         let pairs: Vec<(&str, Option<String>)> = vec![
             ("url", file.url),
             ("public_url", file.public_url),
+            ("tcp_url", file.tcp_url),
             ("data_dir", file.data_dir.map(|p| p.display().to_string())),
             ("run_in_memory", file.run_in_memory.map(|v| v.to_string())),
             ("max_concurrent_requests", file.max_concurrent_requests.map(|v| v.to_string())),
@@ -372,6 +378,19 @@ fn http_url(name: &str, value: &str) -> Result<String, String> {
     }
 }
 
+/// The TCP listener's URL: `tcp://host:port` (RavenDB's `ServerUrl.Tcp` may also be a bare port number).
+fn tcp_url(name: &str, value: &str) -> Result<String, String> {
+    let value = value.trim().split(';').next().unwrap_or_default().trim_end_matches('/');
+    if value.parse::<u16>().is_ok() {
+        return Ok(format!("tcp://0.0.0.0:{value}"));
+    }
+    let rest = value.strip_prefix("tcp://").ok_or_else(|| format!("{name} '{value}' must be a URL starting with tcp://"))?;
+    match rest.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => Ok(value.to_owned()),
+        _ => Err(format!("{name} '{value}' must be tcp://host:port")),
+    }
+}
+
 /// The value of `--name=value` or `--name value` among the arguments, if given.
 fn flag_value(args: &[&str], name: &str) -> Option<String> {
     let flag = format!("--{name}");
@@ -536,5 +555,14 @@ mod tests {
         let s = settings(&["--config", path.to_str().unwrap()], &[]);
         assert_eq!(s.config.url, "http://127.0.0.1:9");
         assert_eq!(s.config.max_concurrent_requests, 3);
+    }
+
+    #[test]
+    fn the_tcp_url_comes_from_the_flag_or_ravendbs_setting_and_is_checked() {
+        assert_eq!(settings(&["--tcp-url", "tcp://127.0.0.1:0"], &[]).config.tcp_url.as_deref(), Some("tcp://127.0.0.1:0"));
+        let raven = Settings::from_sources_with(&["--ServerUrl.Tcp=38881"], &[], &[]).unwrap();
+        assert_eq!(raven.config.tcp_url.as_deref(), Some("tcp://0.0.0.0:38881"));
+        let e = Settings::from_sources_with(&["--ServerUrl.Tcp=http://x:1"], &[], &[]).err().unwrap();
+        assert!(e.contains("tcp://"), "{e}");
     }
 }

@@ -14,6 +14,9 @@ pub struct ServerConfig {
     /// The URL clients are told to use (topology, `Server available on:`) when it is not the listen
     /// address, e.g. behind a proxy or inside a container (RavenDB's `PublicServerUrl`).
     pub public_server_url: Option<String>,
+    /// `tcp://host:port` of the TCP listener (data subscriptions; RavenDB's `ServerUrl.Tcp`). `None`: the
+    /// HTTP host with a free port.
+    pub tcp_url: Option<String>,
     pub data_dir: PathBuf,
     /// Requests served at once; more are answered 503 "server too busy" at once instead of queueing.
     pub max_concurrent_requests: usize,
@@ -82,6 +85,7 @@ impl Default for ServerConfig {
         ServerConfig {
             url: "http://127.0.0.1:8080".into(),
             public_server_url: None,
+            tcp_url: None,
             data_dir: PathBuf::from("corvid-data"),
             max_concurrent_requests: 1024,
             max_body_bytes: 64 << 20,
@@ -122,5 +126,25 @@ impl ServerConfig {
         let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
         let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
         format!("http://{host}:{}", bound.port())
+    }
+
+    /// Where the TCP listener binds: `tcp_url`, else the HTTP host with port 0 (a free port).
+    pub fn tcp_bind_address(&self) -> std::io::Result<SocketAddr> {
+        let invalid = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, why);
+        let Some(url) = &self.tcp_url else {
+            let mut http = self.bind_address()?;
+            http.set_port(0);
+            return Ok(http);
+        };
+        let rest = url.strip_prefix("tcp://").ok_or_else(|| invalid(format!("TCP URL '{url}' must start with tcp://")))?;
+        let host_port = rest.trim_end_matches('/').replacen("localhost:", "127.0.0.1:", 1);
+        host_port.parse().map_err(|e| invalid(format!("TCP URL '{url}': {e}")))
+    }
+
+    /// The `tcp://host:port` clients are told (`/info/tcp`): the host of the public URL with the port bound.
+    pub fn public_tcp_url(&self, public_http_url: &str, bound: SocketAddr) -> String {
+        let host = public_http_url.strip_prefix("http://").unwrap_or(public_http_url).trim_end_matches('/');
+        let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
+        format!("tcp://{host}:{}", bound.port())
     }
 }

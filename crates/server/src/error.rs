@@ -253,3 +253,52 @@ pub async fn as_error_json(response: Response) -> Response {
     let message = if message.is_empty() { status.canonical_reason().unwrap_or("Bad request").to_owned() } else { message };
     ApiError::Rejected { status, message }.into_response()
 }
+
+/// Errors of a TCP connection (data subscriptions). Each is told to its client as RavenDB's TCP error
+/// object, `{"Type":"Error","Exception":…,"Message":…}`, after which the connection closes.
+#[derive(Debug, thiserror::Error)]
+pub enum TcpError {
+    #[error("the client closed the connection")]
+    Closed,
+    #[error("connection error: {0}")]
+    Io(std::io::Error),
+    #[error("nothing arrived from the client for {0:?}")]
+    ReadTimeout(std::time::Duration),
+    #[error("the client did not read for {0:?}")]
+    WriteTimeout(std::time::Duration),
+    #[error("Invalid message: not a JSON object ({0})")]
+    Malformed(String),
+    #[error("A message is larger than the limit of {0} bytes")]
+    MessageTooLarge(usize),
+    #[error("Invalid TCP connection header: {0}")]
+    InvalidHeader(String),
+    #[error("Version {version} of the {operation} TCP operation is older than any version this server supports")]
+    UnsupportedVersion { operation: String, version: i64 },
+    #[error("Could not agree on a TCP protocol version in {0} rounds")]
+    NegotiationRounds(usize),
+    #[error("Database '{0}' does not exist")]
+    DatabaseDoesNotExist(String),
+    #[error("Corvid does not support the {0} TCP operation (it runs as a single node)")]
+    NotSupported(String),
+}
+
+impl TcpError {
+    /// False when the client is gone or cannot take more bytes, so nothing should be written to it.
+    pub fn can_be_told(&self) -> bool {
+        !matches!(self, TcpError::Closed | TcpError::Io(_) | TcpError::WriteTimeout(_))
+    }
+
+    /// The object sent to the client. Clients stop retrying when `Exception` names
+    /// `DatabaseDoesNotExistException`.
+    pub fn to_json(&self) -> Value {
+        let exception = match self {
+            TcpError::DatabaseDoesNotExist(_) => "Raven.Client.Exceptions.Database.DatabaseDoesNotExistException",
+            TcpError::NotSupported(_) => "System.NotSupportedException",
+            TcpError::ReadTimeout(_) => "System.TimeoutException",
+            TcpError::UnsupportedVersion { .. } | TcpError::NegotiationRounds(_) => "System.ArgumentException",
+            _ => "System.IO.InvalidDataException",
+        };
+        let message = self.to_string();
+        serde_json::json!({"Type": "Error", "Status": "None", "Exception": format!("{exception}: {message}"), "Message": message})
+    }
+}

@@ -17,6 +17,7 @@ mod request_log;
 mod responses;
 mod routes;
 mod state;
+mod tcp;
 mod timed_body;
 
 pub use config::{BodyRate, ServerConfig};
@@ -40,7 +41,9 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
     let public_url = config.public_url(local);
-    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone())?;
+    let tcp_listener = TcpListener::bind(config.tcp_bind_address()?).await?;
+    let tcp_url = config.public_tcp_url(&public_url, tcp_listener.local_addr()?);
+    let state = AppState::new(config.clone(), landlord.clone(), public_url.clone(), tcp_url.clone())?;
     let app = routes::router(state.clone());
     {
         use std::io::Write;
@@ -48,12 +51,15 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
         writeln!(out, "Server available on: {public_url}")?;
         out.flush()?;
     }
-    tracing::info!(url = %public_url, data_dir = %config.data_dir.display(), "serving");
+    tracing::info!(url = %public_url, tcp = %tcp_url, data_dir = %config.data_dir.display(), "serving");
+    let tcp = tcp::TcpService::start(tcp_listener, landlord.clone(), config.header_read_timeout);
     let connections = Connections::new(config.header_read_timeout);
     connections.accept_until(&listener, app, shutdown).await;
     let started = std::time::Instant::now();
     drop(listener);
-    tracing::info!("stopped accepting connections; finishing open requests");
+    // TCP connections (subscription workers) live as long as their clients: close them at once.
+    let tcp_closed = tcp.shut_down(Duration::from_millis(500)).await;
+    tracing::info!(tcp_connections = tcp_closed, "stopped accepting connections; finishing open requests");
     let closed = connections.shut_down(config.shutdown_timeout / 2).await;
     if closed > 0 {
         tracing::warn!(connections = closed, "closed connections whose requests did not finish in time");

@@ -18,6 +18,8 @@ pub struct Inner {
     pub config: ServerConfig,
     pub landlord: Arc<Landlord>,
     pub public_url: String,
+    /// `tcp://host:port` of the TCP listener, as `/info/tcp` tells clients.
+    pub tcp_url: String,
     pub request_slots: Arc<Semaphore>,
     pub queries: QueryGate,
     /// `None` when requests are not logged.
@@ -34,7 +36,7 @@ pub struct Inner {
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String) -> std::io::Result<AppState> {
+    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String, tcp_url: String) -> std::io::Result<AppState> {
         let request_slots = Arc::new(Semaphore::new(config.max_concurrent_requests));
         // `--log warn` (or `corvid::request=off`) silences the request log too.
         let logged = config.log_requests && tracing::enabled!(target: "corvid::request", tracing::Level::INFO);
@@ -45,6 +47,7 @@ impl AppState {
                 config,
                 landlord,
                 public_url,
+                tcp_url,
                 request_slots,
                 request_log,
                 request_counter: AtomicU64::new(0),

@@ -20,6 +20,7 @@ mod queries;
 mod server;
 mod stats;
 mod streams;
+mod tcp_info;
 
 use axum::extract::Request;
 use axum::http::Method;
@@ -104,7 +105,8 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/terms", get(indexes::terms))
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
-        .route("/indexes/status", get(indexes::index_status));
+        .route("/indexes/status", get(indexes::index_status))
+        .route("/info/tcp", get(tcp_info::database_tcp_info));
     let router = Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))
@@ -123,6 +125,8 @@ pub fn router(state: AppState) -> Router {
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
         .route("/admin/compact", post(compaction::compact))
+        .route("/info/tcp", get(tcp_info::server_tcp_info))
+        .route("/info/remote-task/tcp", get(tcp_info::remote_task_tcp_info))
         .nest("/databases/{db}", database)
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.

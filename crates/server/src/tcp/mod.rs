@@ -1,0 +1,10 @@
+//! RavenDB's TCP protocol, which the clients' data subscription workers speak: the listener, the
+//! connection header negotiation, the authorization hook and the dispatch of each operation.
+
+mod authorization;
+mod connection;
+mod json_stream;
+mod listener;
+mod negotiation;
+
+pub use listener::TcpService;
