@@ -2,6 +2,7 @@
 //! JSON, the request log and limits, and the landlord that opens databases on demand.
 
 mod body;
+mod changes_protocol;
 mod compression;
 mod config;
 mod connections;
@@ -49,6 +50,8 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     tracing::info!(url = %public_url, data_dir = %config.data_dir.display(), "serving");
     let connections = Connections::new(config.header_read_timeout);
     connections.accept_until(&listener, app, shutdown).await;
+    // Upgraded websockets are no longer hyper's connections: tell them apart.
+    state.changes_shutdown.send_replace(true);
     let started = std::time::Instant::now();
     drop(listener);
     tracing::info!("stopped accepting connections; finishing open requests");
