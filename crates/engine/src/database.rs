@@ -57,7 +57,8 @@ impl Database {
         let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
         let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), merger.clone(), watch.clone(), lifetimes)?;
         let changes = Arc::new(ChangesHub::default());
-        let feeder = DocumentFeeder::start(name, store.clone(), watch.clone(), changes.clone()).map_err(|e| EngineError::Internal(format!("cannot start the Changes API feeder: {e}")))?;
+        let feeder = DocumentFeeder::start(name, store.clone(), watch.clone(), changes.clone())
+            .map_err(|e| EngineError::Internal(format!("cannot start the Changes API feeder: {e}")))?;
         let operations = {
             let changes = changes.clone();
             Operations::with_listener(FinishListener::new(move |id| changes.publish(Change::Operation { id })))

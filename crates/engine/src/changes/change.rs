@@ -47,8 +47,18 @@ impl IndexChangeKind {
 /// One change of a database.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
-    Document { kind: DocumentChangeKind, id: String, collection: String, change_vector: String },
-    Index { kind: IndexChangeKind, name: String },
+    Document {
+        kind: DocumentChangeKind,
+        id: String,
+        collection: String,
+        change_vector: String,
+    },
+    Index {
+        kind: IndexChangeKind,
+        name: String,
+    },
     /// An operation ended (completed, faulted or canceled); its state is read when it is rendered.
-    Operation { id: u64 },
+    Operation {
+        id: u64,
+    },
 }

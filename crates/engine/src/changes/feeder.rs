@@ -69,12 +69,8 @@ fn publish_after(store: &Store, hub: &ChangesHub, after: u64, upto: u64) -> Resu
         if doc.etag > upto {
             return false;
         }
-        let change = Change::Document {
-            kind: DocumentChangeKind::Put,
-            id: doc.id,
-            collection: doc.collection,
-            change_vector: doc.change_vector,
-        };
+        let change =
+            Change::Document { kind: DocumentChangeKind::Put, id: doc.id, collection: doc.collection, change_vector: doc.change_vector };
         changes.push((doc.etag, change));
         true
     })?;
