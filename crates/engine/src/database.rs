@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger, WriteTxn};
 
+use crate::changes::{Change, ChangesHub, DocumentFeeder};
 use crate::commit_watch::CommitWatch;
 use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
-use crate::{EngineError, Operations};
+use crate::{EngineError, FinishListener, Operations};
 
 /// How a database is opened: storage options, write queue and automatic index lifetimes.
 #[derive(Debug, Clone)]
@@ -43,6 +44,8 @@ pub struct Database {
     pub(crate) watch: Arc<CommitWatch>,
     pub(crate) indexes: Arc<IndexRegistry>,
     pub(crate) operations: Operations,
+    pub(crate) changes: Arc<ChangesHub>,
+    feeder: DocumentFeeder,
 }
 
 impl Database {
@@ -57,7 +60,14 @@ impl Database {
         let merger = Arc::new(TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?);
         let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
         let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), merger.clone(), watch.clone(), lifetimes)?;
-        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations: Operations::new() })
+        let changes = Arc::new(ChangesHub::default());
+        let feeder = DocumentFeeder::start(name, store.clone(), watch.clone(), changes.clone())
+            .map_err(|e| EngineError::Internal(format!("cannot start the Changes API feeder: {e}")))?;
+        let operations = {
+            let changes = changes.clone();
+            Operations::with_listener(FinishListener::new(move |id| changes.publish(Change::Operation { id })))
+        };
+        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations, changes, feeder })
     }
 
     /// The database's name.
@@ -73,6 +83,11 @@ impl Database {
     /// Long-running operations (patch/delete by query, bulk insert) of this database.
     pub fn operations(&self) -> &Operations {
         &self.operations
+    }
+
+    /// The Changes API's subscribers of this database.
+    pub fn changes(&self) -> &Arc<ChangesHub> {
+        &self.changes
     }
 
     /// The writer's queue length and commit counters.
@@ -111,5 +126,6 @@ impl Database {
         self.operations.kill_all();
         self.indexes.stop_all();
         self.merger.stop();
+        self.feeder.stop(&self.watch);
     }
 }

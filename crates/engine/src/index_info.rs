@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 
 use corvid_types::id_key;
 
+use crate::changes::{Change, IndexChangeKind};
 use crate::indexing::{AutoIndexField, IndexingError};
 use crate::{Database, EngineError};
 
@@ -142,6 +143,7 @@ impl Database {
         for (definition, raw) in compiled.into_iter().zip(definitions) {
             let name = definition.name.clone();
             self.indexes.put_static(definition)?;
+            self.announce_index(&name, IndexChangeKind::IndexAdded);
             // Priority and lock mode sent with the definition apply too, to a replacement being built as
             // well (it carries them over when it swaps in).
             let mut names = vec![name.clone()];
@@ -228,6 +230,9 @@ impl Database {
         for handle in self.handles(names)? {
             let was_errored = handle.control.is_errored();
             handle.control.set_disabled(&handle.dir, disabled)?;
+            if disabled {
+                self.announce_index(&handle.definition.name, IndexChangeKind::IndexDemotedToDisabled);
+            }
             if was_errored && !handle.control.is_errored() {
                 // A fresh start: the old failures would error it again at once.
                 handle.clear_attempts();
@@ -244,6 +249,9 @@ impl Database {
         }
         for handle in self.handles(names)? {
             handle.control.set_paused(paused);
+            if paused {
+                self.announce_index(&handle.definition.name, IndexChangeKind::IndexPaused);
+            }
         }
         self.watch.wake_all();
         Ok(())
@@ -253,6 +261,7 @@ impl Database {
     pub fn set_indexes_priority(&self, names: &[String], priority: &str) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
             handle.control.set_priority(&handle.dir, priority)?;
+            self.announce_index(&handle.definition.name, IndexChangeKind::PriorityChanged);
         }
         Ok(())
     }
@@ -261,6 +270,7 @@ impl Database {
     pub fn set_indexes_lock_mode(&self, names: &[String], mode: &str) -> Result<(), EngineError> {
         for handle in self.handles(names)? {
             handle.control.set_lock_mode(&handle.dir, mode)?;
+            self.announce_index(&handle.definition.name, IndexChangeKind::LockModeChanged);
         }
         Ok(())
     }
@@ -298,7 +308,16 @@ impl Database {
 
     /// Deletes an index; false when there is none by that name. Blocking (joins the worker).
     pub fn delete_index(&self, name: &str) -> bool {
-        self.indexes.delete(name)
+        let deleted = self.indexes.delete(name);
+        if deleted {
+            self.announce_index(name, IndexChangeKind::IndexRemoved);
+        }
+        deleted
+    }
+
+    /// Tells the Changes API's subscribers what happened to an index.
+    fn announce_index(&self, name: &str, kind: IndexChangeKind) {
+        self.changes.publish(Change::Index { kind, name: name.to_owned() });
     }
 
     /// Rebuilds an index from the documents; false when there is none by that name. Blocking.

@@ -63,6 +63,23 @@ struct Progress<R, F> {
     finished_at: Option<Instant>,
 }
 
+/// Told the id of every operation that ends (the Changes API's operation notifications).
+#[derive(Clone)]
+pub struct FinishListener(Arc<dyn Fn(u64) + Send + Sync>);
+
+impl FinishListener {
+    /// Wraps the callback.
+    pub fn new(listener: impl Fn(u64) + Send + Sync + 'static) -> FinishListener {
+        FinishListener(Arc::new(listener))
+    }
+}
+
+impl std::fmt::Debug for FinishListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FinishListener")
+    }
+}
+
 /// One operation; the worker doing it updates it, clients read it.
 #[derive(Debug)]
 pub struct Operation<R = OperationResult, F = EngineError> {
@@ -76,6 +93,7 @@ pub struct Operation<R = OperationResult, F = EngineError> {
     pub started_at: i64,
     cancel: AtomicBool,
     progress: Mutex<Progress<R, F>>,
+    on_finish: Option<FinishListener>,
 }
 
 /// What a client sees of an operation at one moment.
@@ -121,6 +139,10 @@ impl<R, F> Operation<R, F> {
         }
         p.state = state;
         p.finished_at = Some(Instant::now());
+        drop(p);
+        if let Some(listener) = &self.on_finish {
+            (listener.0)(self.id);
+        }
     }
 
     /// Ends the operation with its result.
@@ -158,6 +180,7 @@ impl<R, F> Operation<R, F> {
 pub struct Operations<R = OperationResult, F = EngineError> {
     next_id: AtomicU64,
     all: Mutex<HashMap<u64, Arc<Operation<R, F>>>>,
+    on_finish: Option<FinishListener>,
 }
 
 impl<R, F> Default for Operations<R, F> {
@@ -169,7 +192,12 @@ impl<R, F> Default for Operations<R, F> {
 impl<R, F> Operations<R, F> {
     /// No operations; ids start at 1.
     pub fn new() -> Operations<R, F> {
-        Operations { next_id: AtomicU64::new(1), all: Mutex::new(HashMap::new()) }
+        Operations { next_id: AtomicU64::new(1), all: Mutex::new(HashMap::new()), on_finish: None }
+    }
+
+    /// No operations; `listener` hears of each one that ends.
+    pub fn with_listener(listener: FinishListener) -> Operations<R, F> {
+        Operations { on_finish: Some(listener), ..Operations::new() }
     }
 
     /// A fresh id (also handed to clients that start bulk inserts with it).
@@ -189,6 +217,7 @@ impl<R, F> Operations<R, F> {
             started_at: corvid_types::now_nanos(),
             cancel: AtomicBool::new(false),
             progress: Mutex::new(Progress { state: OperationState::InProgress, processed: 0, total: 0, finished_at: None }),
+            on_finish: self.on_finish.clone(),
         });
         let mut all = self.all.lock();
         Self::forget_old(&mut all);

@@ -55,7 +55,7 @@ impl Connections {
 
     fn serve(&self, stream: TcpStream, app: axum::Router) {
         let mut phase = self.phase.subscribe();
-        let connection = self.builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+        let connection = self.builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(app)).with_upgrades();
         tokio::spawn(async move {
             tokio::pin!(connection);
             loop {

@@ -2,6 +2,7 @@
 //! JSON, the request log and limits, and the landlord that opens databases on demand.
 
 mod body;
+mod changes_protocol;
 mod compression;
 mod config;
 mod connections;
@@ -55,6 +56,8 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     let tcp = tcp::TcpService::start(tcp_listener, landlord.clone(), config.header_read_timeout);
     let connections = Connections::new(config.header_read_timeout);
     connections.accept_until(&listener, app, shutdown).await;
+    // Upgraded websockets are no longer hyper's connections: tell them apart.
+    state.changes_shutdown.send_replace(true);
     let started = std::time::Instant::now();
     drop(listener);
     // TCP connections (subscription workers) live as long as their clients: close them at once.

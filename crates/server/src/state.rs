@@ -31,6 +31,12 @@ pub struct Inner {
     /// Operations of the server rather than of a database (compaction), polled at `/operations/state`: their
     /// results are rendered when they complete, their failures are the server's own errors.
     pub server_operations: corvid_engine::Operations<serde_json::Value, crate::error::ApiError>,
+    /// Changes API websockets open now.
+    pub changes_clients: AtomicU64,
+    /// Changes API clients that fell too far behind (changes skipped or the connection dropped).
+    pub changes_dropped: AtomicU64,
+    /// Set once the server stops: open Changes API websockets close.
+    pub changes_shutdown: tokio::sync::watch::Sender<bool>,
     /// The router itself, for requests dispatched from inside a request (multi_get).
     pub router: OnceLock<axum::Router>,
 }
@@ -55,6 +61,9 @@ impl AppState {
                 raft_index: AtomicU64::new(1),
                 operation_ids: AtomicU64::new(1),
                 server_operations: corvid_engine::Operations::new(),
+                changes_clients: AtomicU64::new(0),
+                changes_dropped: AtomicU64::new(0),
+                changes_shutdown: tokio::sync::watch::channel(false).0,
                 router: OnceLock::new(),
             }),
         })

@@ -5,6 +5,7 @@ mod attachments;
 mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
+mod changes;
 mod compaction;
 mod counters;
 mod database_config;
@@ -67,6 +68,7 @@ pub fn router(state: AppState) -> Router {
         .route("/identity/next", post(hilo::identity_next))
         .route("/identity/seed", post(hilo::identity_seed))
         .route("/debug/identities", get(hilo::identities))
+        .route("/changes", get(changes::changes))
         .route("/stats", get(stats::database_stats))
         .route("/stats/detailed", get(stats::detailed_stats))
         .route("/collections/stats", get(stats::collection_stats))

@@ -11,7 +11,6 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/revisions", "revisions"),
     ("/cmpxchg", "compare-exchange"),
     ("/subscriptions", "data subscriptions"),
-    ("/changes", "the Changes API"),
     ("/smuggler", "export and import (smuggler)"),
     ("/admin/smuggler", "export and import (smuggler)"),
     ("/admin/backup", "backups"),

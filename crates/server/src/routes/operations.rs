@@ -58,7 +58,7 @@ pub(crate) fn state_json<R, F>(
 }
 
 /// The state of an operation of a database.
-fn database_state_json(snapshot: &OperationSnapshot) -> Value {
+pub(crate) fn database_state_json(snapshot: &OperationSnapshot) -> Value {
     state_json(snapshot, result_json, |e| ApiError::from(e).answer())
 }
 

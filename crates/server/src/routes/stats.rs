@@ -104,6 +104,10 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "CancelledClientGone": queries.cancelled,
                 "MaxConcurrent": queries.max_running
             },
+            "Changes": {
+                "Connected": state.changes_clients.load(Ordering::Relaxed),
+                "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
+            },
             "Databases": databases
         }),
     )
