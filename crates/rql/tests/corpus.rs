@@ -4,33 +4,10 @@
 
 use corvid_rql::parse;
 
-/// The corpus file: one query a line (`\n`, `\t` and `\\` stand for a newline, a tab and a backslash);
-/// lines starting with `#` and empty lines are not queries.
-const CORPUS_FILE: &str = include_str!("corpus.rql");
+#[path = "support/corpus_file.rs"]
+mod corpus_file;
 
-/// The queries of the corpus file.
-fn corpus() -> Vec<String> {
-    CORPUS_FILE.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).map(unescape).collect()
-}
-
-/// A corpus line as the query it stands for.
-fn unescape(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            other => panic!("unknown escape \\{other:?} in corpus.rql: {line}"),
-        }
-    }
-    out
-}
+use corpus_file::corpus;
 
 #[test]
 fn every_documented_query_parses_and_round_trips() {

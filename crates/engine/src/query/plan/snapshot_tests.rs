@@ -12,9 +12,9 @@ use crate::query::catalog::{CatalogIndex, IndexCatalog, IndexKind};
 use crate::query::request::QueryRequest;
 use crate::reads::VersionHasher;
 
-/// The corpus: one query a line (`\n`, `\t` and `\\` stand for a newline, a tab and a backslash); lines
-/// starting with `#` and empty lines are not queries.
-const CORPUS: &str = include_str!("../../../../rql/tests/corpus.rql");
+/// The corpus reader shared with the rql crate's round-trip test.
+#[path = "../../../../rql/tests/support/corpus_file.rs"]
+mod corpus_file;
 
 /// Queries on the catalog's indexes of every kind, beyond what the corpus names.
 const ON_NAMED_INDEXES: &[&str] = &[
@@ -72,25 +72,6 @@ fn parameters() -> Map<String, Value> {
     parameters
 }
 
-/// A corpus line as the query it stands for.
-fn unescape(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            other => panic!("unknown escape \\{other:?} in corpus.rql: {line}"),
-        }
-    }
-    out
-}
-
 /// A snapshot name that stays with its query when others are added or moved: the query's words, then a
 /// hash of the whole text to tell apart queries whose first words are alike.
 fn snapshot_name(query: &str) -> String {
@@ -115,7 +96,7 @@ fn planned(text: &str) -> String {
 
 #[test]
 fn every_corpus_query_plans_as_its_snapshot_says() {
-    let mut queries: Vec<String> = CORPUS.lines().filter(|line| !line.is_empty() && !line.starts_with('#')).map(unescape).collect();
+    let mut queries = corpus_file::corpus();
     assert!(queries.len() > 100, "corpus.rql holds {} queries", queries.len());
     queries.extend(ON_NAMED_INDEXES.iter().map(|q| (*q).to_owned()));
     let mut settings = insta::Settings::clone_current();
