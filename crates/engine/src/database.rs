@@ -9,6 +9,7 @@ use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger
 use crate::changes::{Change, ChangesHub, DocumentFeeder};
 use crate::commit_watch::CommitWatch;
 use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
+use crate::subscriptions::SubscriptionConnections;
 use crate::{EngineError, FinishListener, Operations};
 
 /// How a database is opened: storage options, write queue and automatic index lifetimes.
@@ -45,6 +46,8 @@ pub struct Database {
     pub(crate) indexes: Arc<IndexRegistry>,
     pub(crate) operations: Operations,
     pub(crate) changes: Arc<ChangesHub>,
+    /// Workers connected to data subscriptions (`subscriptions::connections`).
+    pub(crate) subscription_connections: Arc<SubscriptionConnections>,
     feeder: DocumentFeeder,
 }
 
@@ -67,7 +70,8 @@ impl Database {
             let changes = changes.clone();
             Operations::with_listener(FinishListener::new(move |id| changes.publish(Change::Operation { id })))
         };
-        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations, changes, feeder })
+        let subscription_connections = Arc::default();
+        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations, changes, subscription_connections, feeder })
     }
 
     /// The database's name.

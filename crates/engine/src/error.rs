@@ -74,6 +74,9 @@ pub enum EngineError {
     /// A feature of the protocol this server does not implement (e.g. time series in a bulk insert).
     #[error("{0}")]
     NotSupported(String),
+    /// No data subscription has this name or id (RavenDB's `SubscriptionDoesNotExistException`).
+    #[error("{0}")]
+    SubscriptionDoesNotExist(String),
     /// A wait (for indexes to catch up, for a write to commit) took longer than allowed.
     #[error("timed out: {0}")]
     Timeout(String),

@@ -30,6 +30,7 @@ mod query;
 mod reads;
 mod stats;
 mod storage_check;
+pub mod subscriptions;
 mod version_hasher;
 mod wildcard;
 mod write;

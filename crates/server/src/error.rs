@@ -60,6 +60,10 @@ pub enum ApiError {
     NotSupported(String),
     #[error("{0}")]
     Timeout(String),
+    /// No data subscription has this name or id. RavenDB answers 500 (the clients expect a server error,
+    /// not a 404, when an update finds nothing).
+    #[error("{0}")]
+    SubscriptionDoesNotExist(String),
     /// No room on the disk for a write (deletes still work): RavenDB's Voron answers 503.
     #[error("{0}")]
     DiskFull(String),
@@ -162,6 +166,10 @@ impl ApiError {
             }
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
+            ApiError::SubscriptionDoesNotExist(_) => (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException",
+            ),
             ApiError::DiskFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "Voron.Exceptions.DiskFullException"),
             ApiError::MapFull(_) => (StatusCode::INSUFFICIENT_STORAGE, "Raven.Server.CorvidMapFullException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
@@ -196,6 +204,7 @@ impl From<&EngineError> for ApiError {
             e @ EngineError::IndexErrored { .. } => ApiError::IndexErrored(e.to_string()),
             EngineError::NotSupported(m) => ApiError::NotSupported(m.clone()),
             EngineError::Timeout(m) => ApiError::Timeout(m.clone()),
+            EngineError::SubscriptionDoesNotExist(m) => ApiError::SubscriptionDoesNotExist(m.clone()),
             // Only a request whose client is gone is cancelled: nobody reads this answer.
             e @ EngineError::Cancelled => ApiError::Timeout(e.to_string()),
             EngineError::Storage(e) if e.is_disk_full() => ApiError::DiskFull(e.to_string()),
@@ -280,6 +289,11 @@ pub enum TcpError {
     DatabaseDoesNotExist(String),
     #[error("Corvid does not support the {0} TCP operation (it runs as a single node)")]
     NotSupported(String),
+    #[error("Invalid subscription worker options: {0}")]
+    InvalidOptions(String),
+    /// The database or the storage failed while serving the connection.
+    #[error("{0}")]
+    Server(String),
 }
 
 impl TcpError {

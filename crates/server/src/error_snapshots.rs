@@ -42,6 +42,7 @@ fn api_kind(e: &ApiError) -> &'static str {
         ApiError::IndexErrored(_) => "index_errored",
         ApiError::NotSupported(_) => "not_supported",
         ApiError::Timeout(_) => "timeout",
+        ApiError::SubscriptionDoesNotExist(_) => "subscription_does_not_exist",
         ApiError::DiskFull(_) => "disk_full",
         ApiError::MapFull(_) => "map_full",
         ApiError::InvalidOperation(_) => "invalid_operation",
@@ -53,7 +54,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 31;
+const API_KIND_COUNT: usize = 32;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -82,6 +83,7 @@ fn api_examples() -> Vec<ApiError> {
         ApiError::IndexErrored("Index 'Users/ByName' is marked as errored.".into()),
         ApiError::NotSupported("Time series are not supported".into()),
         ApiError::Timeout("Waited 15 seconds for the index to catch up".into()),
+        ApiError::SubscriptionDoesNotExist("Subscription with name 'orders' was not found in server store".into()),
         ApiError::DiskFull("There is not enough space on the disk".into()),
         ApiError::MapFull("The database's storage map is full".into()),
         ApiError::InvalidOperation("Node A is already a member of database 'db'".into()),
@@ -113,13 +115,14 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::IndexErrored { .. } => "engine_index_errored",
         EngineError::NotSupported(_) => "engine_not_supported",
         EngineError::Timeout(_) => "engine_timeout",
+        EngineError::SubscriptionDoesNotExist(_) => "engine_subscription_does_not_exist",
         EngineError::Cancelled => "engine_cancelled",
         EngineError::Internal(_) => "engine_internal",
     }
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 20;
+const ENGINE_KIND_COUNT: usize = 21;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -141,6 +144,7 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::IndexErrored { name: "Users/ByName".into(), reason: "It has 20 map errors.".into() },
         EngineError::NotSupported("Time series are not supported in a bulk insert".into()),
         EngineError::Timeout("Waited 15 seconds for the index to catch up".into()),
+        EngineError::SubscriptionDoesNotExist("Subscription with id 7 was not found in server store".into()),
         EngineError::Cancelled,
         EngineError::Internal("the merger thread is gone".into()),
     ]

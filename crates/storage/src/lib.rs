@@ -25,6 +25,7 @@ mod record;
 mod reduce_store;
 mod reference_store;
 mod store;
+mod subscriptions;
 mod tables;
 mod violation;
 mod write_txn;

@@ -2,7 +2,7 @@
 //! resolved (the automatic index found or created) -> results from one storage snapshot.
 
 mod catalog;
-mod document_filter;
+pub(crate) mod document_filter;
 mod execute;
 mod explain;
 mod facet_setup;

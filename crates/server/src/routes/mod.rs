@@ -21,6 +21,7 @@ mod queries;
 mod server;
 mod stats;
 mod streams;
+mod subscriptions;
 mod tcp_info;
 
 use axum::extract::Request;
@@ -108,7 +109,12 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status))
-        .route("/info/tcp", get(tcp_info::database_tcp_info));
+        .route("/info/tcp", get(tcp_info::database_tcp_info))
+        .route("/subscriptions", put(subscriptions::create).get(subscriptions::list).delete(subscriptions::delete))
+        .route("/subscriptions/update", post(subscriptions::update))
+        .route("/subscriptions/state", get(subscriptions::subscription_state))
+        .route("/subscriptions/drop", post(subscriptions::drop_connections))
+        .route("/admin/tasks/state", post(subscriptions::toggle_task));
     let router = Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))

@@ -10,7 +10,6 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/revisions", "revisions"),
     ("/admin/revisions", "revisions"),
     ("/cmpxchg", "compare-exchange"),
-    ("/subscriptions", "data subscriptions"),
     ("/smuggler", "export and import (smuggler)"),
     ("/admin/smuggler", "export and import (smuggler)"),
     ("/admin/backup", "backups"),

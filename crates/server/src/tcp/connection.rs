@@ -5,13 +5,13 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::net::TcpStream;
 
 use super::authorization::authorize;
 use super::json_stream::{write_object, JsonReader};
 use super::negotiation::{self, Agreement, ConnectionHeader, Operation};
-use crate::error::TcpError;
+use super::subscription_connection;
+use crate::error::{ApiError, TcpError};
 use crate::landlord::Landlord;
 
 /// RavenDB caps the header object at 2 KB; a little more leaves room for clients' extra keys.
@@ -85,15 +85,13 @@ async fn run(
             // The options come first: the Python client reads the header reply with one `recv` and cannot
             // parse anything glued to it.
             let options = reader.next_object(MAX_HEADER_BYTES, timeout).await?;
-            let database = header.database_name.as_deref().unwrap_or_default();
-            if context.landlord.entry(database).is_none() {
-                return Err(TcpError::DatabaseDoesNotExist(database.to_owned()));
-            }
-            let name = options.get("SubscriptionName").and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-            let reply = json!({"Type": "ConnectionStatus", "Status": "NotFound",
-                "Message": format!("Subscription '{name}' does not exist (Corvid does not run data subscriptions yet)"),
-                "Exception": "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException"});
-            write_object(write, &reply).await
+            let name = header.database_name.as_deref().unwrap_or_default();
+            let database = match context.landlord.database(name).await {
+                Ok(database) => database,
+                Err(ApiError::DatabaseDoesNotExist(_)) => return Err(TcpError::DatabaseDoesNotExist(name.to_owned())),
+                Err(e) => return Err(TcpError::Server(e.to_string())),
+            };
+            subscription_connection::serve(reader, write, database, options, format!("tcp://{peer}")).await
         }
         operation @ (Operation::Replication | Operation::Cluster | Operation::Heartbeats) => {
             Err(TcpError::NotSupported(format!("{operation:?}")))

@@ -72,7 +72,8 @@ pub async fn write_object<W: AsyncWrite + Unpin>(writer: &mut W, value: &Value) 
     write_bytes(writer, &bytes).await
 }
 
-async fn write_bytes<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> Result<(), TcpError> {
+/// Writes bytes already laid out as objects back to back (a whole batch) in one write.
+pub async fn write_bytes<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> Result<(), TcpError> {
     let write = async {
         writer.write_all(bytes).await?;
         writer.flush().await
@@ -81,6 +82,11 @@ async fn write_bytes<W: AsyncWrite + Unpin>(writer: &mut W, bytes: &[u8]) -> Res
         Ok(result) => result.map_err(TcpError::Io),
         Err(_) => Err(TcpError::WriteTimeout(WRITE_TIMEOUT)),
     }
+}
+
+/// The heartbeat, `\r\n`, in a write of its own (see `write_object`).
+pub async fn write_heartbeat<W: AsyncWrite + Unpin>(writer: &mut W) -> Result<(), TcpError> {
+    write_bytes(writer, b"\r\n").await
 }
 
 #[cfg(test)]
