@@ -71,6 +71,11 @@ def run_worker(store, name: str, collector: Collector, **kwargs):
     return worker, future
 
 
+def wait_acknowledged(store, name: str) -> None:
+    """Until a worker's acknowledgement was persisted (a callback that ran is not yet an acknowledgement)."""
+    assert wait_until(lambda: store.subscriptions.get_subscription_state(name).last_batch_ack_time, timeout=30)
+
+
 def state_of(http, url: str, db: str, name: str) -> dict:
     r = http.get(f"{url}/databases/{db}/subscriptions/state", params={"name": name})
     assert r.status_code == 200, r.text
@@ -154,6 +159,7 @@ def test_a_worker_receives_every_document_once_in_order_then_new_ones_as_they_ar
         connection = state["Connection"]
         assert connection["Strategy"] == "OpenIfFree" and connection["DocumentsSent"] == 350
         assert connection["Acknowledgements"] == connection["BatchesSent"]
+        assert http.get(f"{server_url}/admin/metrics").json()["Subscriptions"]["ConnectedWorkers"] >= 1
     finally:
         worker.close()
     assert not future.exception(timeout=10) or True
@@ -279,6 +285,7 @@ def test_take_over_evicts_the_connected_worker_and_continues(store):
     first = Collector()
     worker, first_future = run_worker(store, name, first)
     assert wait_until(lambda: first.count() >= 5, timeout=30)
+    wait_acknowledged(store, name)
     second = Collector()
     taker, _ = run_worker(store, name, second, strategy=SubscriptionOpeningStrategy.TAKE_OVER)
     try:
@@ -299,6 +306,7 @@ def test_wait_for_free_gets_the_subscription_once_the_holder_leaves(store):
     first = Collector()
     worker, _ = run_worker(store, name, first)
     assert wait_until(lambda: first.count() >= 4, timeout=30)
+    wait_acknowledged(store, name)
     waiting = Collector()
     waiter, waiter_future = run_worker(store, name, waiting, strategy=SubscriptionOpeningStrategy.WAIT_FOR_FREE)
     try:

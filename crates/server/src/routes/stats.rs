@@ -85,6 +85,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_iter()
         .map(|db| (db.name().to_owned(), serde_json::to_value(db.merger_stats()).unwrap_or(Value::Null)))
         .collect();
+    let subscription_workers: usize = state.landlord.loaded().iter().map(|db| db.subscription_connections().count()).sum();
     let available = state.request_slots.available_permits();
     let queries = state.queries.stats();
     json_value(
@@ -108,6 +109,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "Connected": state.changes_clients.load(Ordering::Relaxed),
                 "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
             },
+            "Subscriptions": {"ConnectedWorkers": subscription_workers},
             "Databases": databases
         }),
     )

@@ -5,6 +5,8 @@
 //! watch, on the blocking pool) and writes a `\r\n` heartbeat every second; every second it also checks
 //! whether the server ended it (drop, delete, disable, take-over) and tells the client why.
 
+use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +27,8 @@ use crate::error::TcpError;
 const HEARTBEAT: Duration = Duration::from_secs(1);
 /// Client messages are small (`Acknowledge` with a change vector).
 const MAX_CLIENT_MESSAGE_BYTES: usize = 64 << 10;
+/// A client sends one `Acknowledge` per batch; more unanswered messages than this is a protocol error.
+const MAX_PENDING_MESSAGES: usize = 16;
 /// A client may take this long in its batch callback before acknowledging.
 const ACK_PATIENCE: Duration = Duration::from_secs(24 * 3600);
 
@@ -46,6 +50,8 @@ struct Session<'c, R, W> {
     write: &'c mut W,
     /// Every document up to this etag was acknowledged (or filtered out).
     position: u64,
+    /// Client messages read while the connection was busy (reading, persisting, sending), not yet handled.
+    pending: VecDeque<Value>,
 }
 
 /// Serves a subscription worker: `options` is the object the client sent after the header.
@@ -88,7 +94,7 @@ where
     }
     write_object(write, &messages::accepted()).await?;
     tracing::debug!(subscription = %definition.name, client = %client_uri, strategy = options.strategy.name(), "subscription worker connected");
-    let mut session = Session { database, criteria, options, admitted, reader, write, position: definition.position };
+    let mut session = Session { database, criteria, options, admitted, reader, write, position: definition.position, pending: VecDeque::new() };
     session.run().await
 }
 
@@ -133,14 +139,15 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
         }
     }
 
-    async fn read_batch(&self) -> Result<SubscriptionBatch, TcpError> {
+    async fn read_batch(&mut self) -> Result<SubscriptionBatch, TcpError> {
         let (database, criteria, position, max_docs) =
             (self.database.clone(), self.criteria.clone(), self.position, self.options.max_docs_per_batch);
-        blocking(move || database.read_subscription_batch(&criteria, position, max_docs)).await
+        let read = blocking(move || database.read_subscription_batch(&criteria, position, max_docs));
+        watching(self.reader, &mut self.pending, read).await
     }
 
     async fn send(&mut self, batch: &SubscriptionBatch) -> Result<(), TcpError> {
-        write_bytes(self.write, &messages::batch_bytes(batch)).await?;
+        watching(self.reader, &mut self.pending, write_bytes(self.write, &messages::batch_bytes(batch))).await?;
         let slot = &self.admitted.slot;
         slot.batches.fetch_add(1, Ordering::Relaxed);
         slot.documents.fetch_add(batch.items.len() as u64, Ordering::Relaxed);
@@ -151,7 +158,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
     async fn persist(&mut self, position: u64, change_vector: Option<String>, acknowledged: Option<String>) -> Result<(), TcpError> {
         let database = self.database.clone();
         let id = self.admitted.slot.subscription_id;
-        match blocking(move || database.acknowledge_subscription(id, position, change_vector, acknowledged)).await {
+        let write = blocking(move || database.acknowledge_subscription(id, position, change_vector, acknowledged));
+        match watching(self.reader, &mut self.pending, write).await {
             Ok(()) => {
                 self.position = position;
                 Ok(())
@@ -165,15 +173,18 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
     /// The change vector of the client's `Acknowledge`, or None when the server ended the connection meanwhile
     /// (the caller's next check tells the client).
     async fn wait_for_ack(&mut self) -> Result<Option<String>, TcpError> {
+        while let Some(message) = self.pending.pop_front() {
+            match message.get("Type").and_then(Value::as_str) {
+                Some("Acknowledge") => return Ok(Some(acknowledged_change_vector(&message))),
+                other => handle_other(other)?,
+            }
+        }
         loop {
             tokio::select! {
                 message = self.reader.next_object(MAX_CLIENT_MESSAGE_BYTES, ACK_PATIENCE) => {
                     let message = message?;
                     match message.get("Type").and_then(Value::as_str) {
-                        Some("Acknowledge") => {
-                            let change_vector = message.get("ChangeVector").and_then(Value::as_str).unwrap_or_default();
-                            return Ok(Some(change_vector.to_owned()));
-                        }
+                        Some("Acknowledge") => return Ok(Some(acknowledged_change_vector(&message))),
                         other => handle_other(other)?,
                     }
                 }
@@ -190,6 +201,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
     /// Returns once a commit went past `seen`, or the server ended the connection; heartbeats meanwhile.
     /// The client's socket is read all along, so a client that goes away frees its slot at once.
     async fn wait_for_documents(&mut self, seen: u64) -> Result<(), TcpError> {
+        // Acknowledgements read meanwhile are late ones of batches already confirmed.
+        while let Some(message) = self.pending.pop_front() {
+            match message.get("Type").and_then(Value::as_str) {
+                Some("Acknowledge") => {}
+                other => handle_other(other)?,
+            }
+        }
         let database = self.database.clone();
         let wait = move || -> Result<u64, EngineError> { Ok(database.wait_for_commit_beyond(seen, HEARTBEAT)) };
         let mut waiter = tokio::task::spawn_blocking(wait.clone());
@@ -215,6 +233,32 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
             }
         }
     }
+}
+
+/// Runs `work` while keeping a read outstanding on the client's socket, as RavenDB does: a client that goes
+/// away ends the connection (and frees its slot) at once, even while a batch is read or written. Messages
+/// that arrive meanwhile are kept in `pending`.
+async fn watching<R: AsyncRead + Unpin, T>(
+    reader: &mut JsonReader<R>,
+    pending: &mut VecDeque<Value>,
+    work: impl Future<Output = Result<T, TcpError>>,
+) -> Result<T, TcpError> {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            result = &mut work => return result,
+            message = reader.next_object(MAX_CLIENT_MESSAGE_BYTES, ACK_PATIENCE) => {
+                if pending.len() >= MAX_PENDING_MESSAGES {
+                    return Err(TcpError::Malformed(format!("more than {MAX_PENDING_MESSAGES} messages sent without waiting for the server")));
+                }
+                pending.push_back(message?);
+            }
+        }
+    }
+}
+
+fn acknowledged_change_vector(message: &Value) -> String {
+    message.get("ChangeVector").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 /// Client messages besides `Acknowledge`: `None` is ignored, `DisposedNotification` ends the connection,
