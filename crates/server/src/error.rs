@@ -166,10 +166,9 @@ impl ApiError {
             }
             ApiError::NotSupported(_) => (StatusCode::NOT_IMPLEMENTED, "System.NotSupportedException"),
             ApiError::Timeout(_) => (StatusCode::REQUEST_TIMEOUT, "System.TimeoutException"),
-            ApiError::SubscriptionDoesNotExist(_) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException",
-            ),
+            ApiError::SubscriptionDoesNotExist(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException")
+            }
             ApiError::DiskFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "Voron.Exceptions.DiskFullException"),
             ApiError::MapFull(_) => (StatusCode::INSUFFICIENT_STORAGE, "Raven.Server.CorvidMapFullException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),

@@ -107,7 +107,8 @@ impl SubscriptionCriteria {
                         )));
                     };
                     let path = relative(path);
-                    let name = field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.rsplit('.').next().unwrap_or(&path).to_owned());
+                    let name =
+                        field.alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| path.rsplit('.').next().unwrap_or(&path).to_owned());
                     projected.push(ProjectedField { path, alias: name });
                 }
                 Select::Fields(projected)
@@ -127,7 +128,14 @@ impl SubscriptionCriteria {
             .declared_functions
             .iter()
             .filter(|f| f.kind == corvid_rql::DeclarationKind::Function)
-            .map(|f| format!("function {}({}) {}", f.name.name, f.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "), f.body.source))
+            .map(|f| {
+                format!(
+                    "function {}({}) {}",
+                    f.name.name,
+                    f.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
+                    f.body.source
+                )
+            })
             .collect();
         Ok(SubscriptionCriteria { collection, filter, loads, select, functions, includes })
     }
@@ -146,7 +154,12 @@ impl SubscriptionCriteria {
     }
 
     /// What `record` gives the batch. `sandbox` is this criteria's [`Self::sandbox`].
-    pub(crate) fn evaluate(&self, record: &DocumentRecord, snapshot: &ReadTxn<'_>, sandbox: Option<&Sandbox>) -> Result<Outcome, EngineError> {
+    pub(crate) fn evaluate(
+        &self,
+        record: &DocumentRecord,
+        snapshot: &ReadTxn<'_>,
+        sandbox: Option<&Sandbox>,
+    ) -> Result<Outcome, EngineError> {
         let plain = self.filter.is_none() && self.includes.is_empty() && matches!(self.select, Select::Document);
         if plain {
             return Ok(Outcome::Send { data: record.to_json_string(false), include_ids: Vec::new() });

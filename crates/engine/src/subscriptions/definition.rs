@@ -153,9 +153,15 @@ mod tests {
             last_change_vector_acknowledged: None,
         };
         let state = definition.state_json();
-        for key in ["Query", "ChangeVectorForNextBatchStartingPoint", "SubscriptionId", "SubscriptionName", "LastBatchAckTime",
-            "LastClientConnectionTime", "Disabled"]
-        {
+        for key in [
+            "Query",
+            "ChangeVectorForNextBatchStartingPoint",
+            "SubscriptionId",
+            "SubscriptionName",
+            "LastBatchAckTime",
+            "LastClientConnectionTime",
+            "Disabled",
+        ] {
             assert!(state.get(key).is_some(), "{key}");
         }
         assert!(state["ChangeVectorForNextBatchStartingPoint"].is_null());

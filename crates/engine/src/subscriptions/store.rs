@@ -42,7 +42,12 @@ fn find_in(rows: Vec<(u64, Vec<u8>)>, key: &SubscriptionKey) -> Result<Option<Su
 }
 
 /// The etag a subscription starts after (None: keep the stored one).
-fn start_etag(start: &StartPoint, criteria: &SubscriptionCriteria, snapshot: &ReadTxn<'_>, database_id: &str) -> Result<Option<u64>, EngineError> {
+fn start_etag(
+    start: &StartPoint,
+    criteria: &SubscriptionCriteria,
+    snapshot: &ReadTxn<'_>,
+    database_id: &str,
+) -> Result<Option<u64>, EngineError> {
     Ok(match start {
         StartPoint::Beginning => Some(0),
         StartPoint::Unchanged => None,
@@ -73,7 +78,8 @@ impl Database {
     /// `PUT /subscriptions`: checks the query (nothing is stored when it does not parse) and stores the
     /// subscription, named after its id when the request names none.
     pub fn create_subscription(&self, request: SubscriptionRequest) -> Result<SubscriptionDefinition, EngineError> {
-        let query = request.query.clone().filter(|q| !q.trim().is_empty()).ok_or_else(|| EngineError::bad_request("'Query' is required"))?;
+        let query =
+            request.query.clone().filter(|q| !q.trim().is_empty()).ok_or_else(|| EngineError::bad_request("'Query' is required"))?;
         let criteria = SubscriptionCriteria::parse(&query)?;
         let start = StartPoint::of(request.change_vector.as_deref());
         let position = start_etag(&start, &criteria, &self.store.read()?, self.database_id())?.unwrap_or(0);
@@ -216,4 +222,3 @@ impl Database {
         })
     }
 }
-

@@ -99,10 +99,9 @@ pub async fn subscription_state(State(state): State<AppState>, Path(db): Path<St
     let query = QueryParams::parse(raw.as_deref())?;
     let name = query.get_non_empty("name").ok_or_else(|| ApiError::BadRequest("'name' is required".into()))?.to_owned();
     let database = state.landlord.database(&db).await?;
-    let found = blocking(move || {
-        Ok(database.subscription(&SubscriptionKey::Name(name))?.map(|definition| state_of(&database, &definition)))
-    })
-    .await?;
+    let found =
+        blocking(move || Ok(database.subscription(&SubscriptionKey::Name(name))?.map(|definition| state_of(&database, &definition))))
+            .await?;
     Ok(match found {
         Some(state) => json_value(StatusCode::OK, &state),
         None => StatusCode::NOT_FOUND.into_response(),
@@ -135,16 +134,20 @@ pub async fn drop_connections(State(state): State<AppState>, Path(db): Path<Stri
 pub async fn toggle_task(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     if !query.get("type").is_some_and(|t| t.eq_ignore_ascii_case("Subscription")) {
-        return Err(ApiError::NotSupported("Corvid has no ongoing tasks besides data subscriptions (replication, ETL and backups are not supported)".into()));
+        return Err(ApiError::NotSupported(
+            "Corvid has no ongoing tasks besides data subscriptions (replication, ETL and backups are not supported)".into(),
+        ));
     }
     let name = query.get_non_empty("taskName").ok_or_else(|| ApiError::BadRequest("'taskName' is required".into()))?.to_owned();
     let disable = query.get_bool("disable");
     let database = state.landlord.database(&db).await?;
     let what = name.clone();
     let definition = blocking(move || Ok(database.set_subscription_disabled(&name, disable)?)).await?;
-    let definition = definition.ok_or_else(|| ApiError::from(corvid_engine::EngineError::SubscriptionDoesNotExist(format!(
-        "Subscription with name '{what}' was not found in server store"
-    ))))?;
+    let definition = definition.ok_or_else(|| {
+        ApiError::from(corvid_engine::EngineError::SubscriptionDoesNotExist(format!(
+            "Subscription with name '{what}' was not found in server store"
+        )))
+    })?;
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
     Ok(json_value(StatusCode::OK, &json!({"TaskId": definition.id, "RaftCommandIndex": index, "ResponsibleNode": "A"})))
 }

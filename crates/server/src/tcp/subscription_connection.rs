@@ -94,7 +94,8 @@ where
     }
     write_object(write, &messages::accepted()).await?;
     tracing::debug!(subscription = %definition.name, client = %client_uri, strategy = options.strategy.name(), "subscription worker connected");
-    let mut session = Session { database, criteria, options, admitted, reader, write, position: definition.position, pending: VecDeque::new() };
+    let mut session =
+        Session { database, criteria, options, admitted, reader, write, position: definition.position, pending: VecDeque::new() };
     session.run().await
 }
 

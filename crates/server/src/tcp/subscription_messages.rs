@@ -55,7 +55,8 @@ pub fn confirm() -> Value {
 /// A whole batch as bytes: the objects back to back with nothing between them (the clients parse
 /// concatenated JSON; only heartbeats must be written on their own).
 pub fn batch_bytes(batch: &SubscriptionBatch) -> Vec<u8> {
-    let size: usize = batch.items.iter().map(|i| i.data.len() + 32).sum::<usize>() + batch.includes.iter().map(|(_, d)| d.len() + 8).sum::<usize>();
+    let size: usize =
+        batch.items.iter().map(|i| i.data.len() + 32).sum::<usize>() + batch.includes.iter().map(|(_, d)| d.len() + 8).sum::<usize>();
     let mut out = Vec::with_capacity(size + 64);
     for item in &batch.items {
         out.extend_from_slice(b"{\"Type\":\"Data\",\"Data\":");
