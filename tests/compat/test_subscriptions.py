@@ -104,6 +104,8 @@ def test_create_state_list_update_and_delete(store, http, server_url, db_name):
     assert store.subscriptions.update(SubscriptionUpdateOptions(name="users")) == "users"
     with pytest.raises(RuntimeError):
         store.subscriptions.update(SubscriptionUpdateOptions(name="missing", query="from Users"))
+    with pytest.raises(RuntimeError):  # an id is looked up alone, even when the name exists
+        store.subscriptions.update(SubscriptionUpdateOptions(name="users", key=322))
 
     store.subscriptions.disable("users")
     assert store.subscriptions.get_subscription_state("users").disabled

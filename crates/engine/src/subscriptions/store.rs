@@ -120,18 +120,12 @@ impl Database {
             (None, Some(name)) => SubscriptionKey::Name(name.clone()),
             (None, None) => return Err(EngineError::bad_request("an update needs the subscription's 'Id' or 'Name'")),
         };
+        // An update that names an id is about that id only (RavenDB refuses it when the id is unknown, even if
+        // the name exists).
         let found = match self.subscription(&key)? {
             Some(found) => found,
-            // Looked up by id first, then by name, as RavenDB does.
-            None => match (&key, &request.name) {
-                (SubscriptionKey::Id(_), Some(name)) => match self.subscription(&SubscriptionKey::Name(name.clone()))? {
-                    Some(found) => found,
-                    None if request.create_new == Some(true) => return self.create_subscription(request).map(Some),
-                    None => return Err(does_not_exist(&key)),
-                },
-                _ if request.create_new == Some(true) => return self.create_subscription(request).map(Some),
-                _ => return Err(does_not_exist(&key)),
-            },
+            None if request.create_new == Some(true) => return self.create_subscription(request).map(Some),
+            None => return Err(does_not_exist(&key)),
         };
         let query = request.query.clone().filter(|q| !q.trim().is_empty()).unwrap_or_else(|| found.query.clone());
         let criteria = SubscriptionCriteria::parse(&query)?;
