@@ -23,6 +23,7 @@ fn api_kind(e: &ApiError) -> &'static str {
         ApiError::DatabaseDisabled(_) => "database_disabled",
         ApiError::DatabaseAlreadyExists(_) => "database_already_exists",
         ApiError::Concurrency(_) => "concurrency",
+        ApiError::ClusterTransactionConcurrency(_) => "cluster_transaction_concurrency",
         ApiError::BadRequest(_) => "bad_request",
         ApiError::DocumentDoesNotExist(_) => "document_does_not_exist",
         ApiError::AttachmentDoesNotExist(_) => "attachment_does_not_exist",
@@ -53,7 +54,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 31;
+const API_KIND_COUNT: usize = 32;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -63,6 +64,7 @@ fn api_examples() -> Vec<ApiError> {
         ApiError::DatabaseDisabled("db".into()),
         ApiError::DatabaseAlreadyExists("db".into()),
         ApiError::Concurrency("Document users/1 has change vector A:2-x, expected A:1-x".into()),
+        ApiError::ClusterTransactionConcurrency("Failed to execute cluster transaction due to the following issues: Concurrency check failed for putting the key 'usernames/ayende'. Requested index: 0, actual index: 3".into()),
         ApiError::BadRequest("Query string parameter 'id' is mandatory".into()),
         ApiError::DocumentDoesNotExist("users/1".into()),
         ApiError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
@@ -101,6 +103,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::DocumentDoesNotExist(_) => "engine_document_does_not_exist",
         EngineError::AttachmentDoesNotExist(_) => "engine_attachment_does_not_exist",
         EngineError::Concurrency { .. } => "engine_concurrency",
+        EngineError::ClusterTransactionConcurrency { .. } => "engine_cluster_transaction_concurrency",
         EngineError::Busy { .. } => "engine_busy",
         EngineError::ShuttingDown { .. } => "engine_shutting_down",
         EngineError::Storage(StorageError::DiskFull { .. }) => "engine_storage_disk_full",
@@ -119,7 +122,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 20;
+const ENGINE_KIND_COUNT: usize = 21;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -129,6 +132,7 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::DocumentDoesNotExist("users/1".into()),
         EngineError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
         EngineError::Concurrency { message: "Document users/1 has change vector A:2-x, expected A:1-x".into() },
+        EngineError::ClusterTransactionConcurrency { message: "Failed to execute cluster transaction due to the following issues: Concurrency check failed for putting the key 'usernames/ayende'. Requested index: 0, actual index: 3".into() },
         EngineError::Busy { database: "db".into() },
         EngineError::ShuttingDown { database: "db".into() },
         EngineError::Storage(StorageError::DiskFull { path: PathBuf::from("/data/db"), available_bytes: 4096 }),
