@@ -146,3 +146,25 @@ impl Database {
         Ok(snapshot.compare_exchange_with_prefix(prefix, start, page_size)?.into_iter().map(CompareExchangeValue::from).collect())
     }
 }
+
+impl Database {
+    /// The values named by `paths` in `documents` (wire JSON; each string at a path is a key), once each in
+    /// the order first met, from one snapshot: RavenDB's `CompareExchangeValueIncludes` (None where missing).
+    pub fn compare_exchange_includes(
+        &self,
+        documents: &[&str],
+        paths: &[String],
+    ) -> Result<Vec<(String, Option<CompareExchangeValue>)>, EngineError> {
+        let mut keys = Vec::new();
+        for document in documents {
+            let Ok(parsed) = serde_json::from_str::<Value>(document) else { continue };
+            for path in paths {
+                crate::includes::referenced_ids(&parsed, path, &mut keys);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        keys.retain(|key| !key.is_empty() && seen.insert(corvid_types::id_key(key)));
+        let values = self.compare_exchange_values(&keys)?;
+        Ok(keys.into_iter().zip(values).collect())
+    }
+}

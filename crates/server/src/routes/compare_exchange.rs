@@ -20,7 +20,7 @@ fn stored_json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or(Value::Null)
 }
 
-fn item_json(key: &str, value: Option<&CompareExchangeValue>) -> Value {
+pub(super) fn item_json(key: &str, value: Option<&CompareExchangeValue>) -> Value {
     match value {
         Some(v) => json!({"Key": key, "Value": stored_json(&v.value), "Index": v.index}),
         // RavenDB answers a missing key of several with index -1 and no value.
@@ -90,4 +90,14 @@ pub async fn delete(State(state): State<AppState>, Path(db): Path<String>, RawQu
     let database = state.landlord.database(&db).await?;
     let outcome = written(|reply| database.submit_compare_exchange_delete(key, expected, reply)).await?;
     Ok(json_value(StatusCode::OK, &outcome_json(&outcome)))
+}
+
+/// `CompareExchangeValueIncludes` of a load or query: per key, `{Key, Index, Value}` (index -1 and no value
+/// where missing, so the session knows it without asking).
+pub fn includes_json(database: &corvid_engine::Database, documents: &[&str], paths: &[String]) -> Result<Value, corvid_engine::EngineError> {
+    let mut out = serde_json::Map::new();
+    for (key, value) in database.compare_exchange_includes(documents, paths)? {
+        out.insert(key.clone(), item_json(&key, value.as_ref()));
+    }
+    Ok(Value::Object(out))
 }
