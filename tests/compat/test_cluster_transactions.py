@@ -190,3 +190,94 @@ def test_stale_guard_answers_cluster_transaction_concurrency_json(server_url, db
     error = assert_error_json(again)
     assert error["Type"] == "Raven.Client.Exceptions.ClusterTransactionConcurrencyException"
     assert "rvn-atomic/users/1" in error["Message"]
+
+
+def test_loads_and_queries_include_values_in_one_request(store):
+    with cluster_session(store, atomic=False) as session:
+        for i in range(3):
+            session.advanced.cluster_transaction.create_compare_exchange_value(f"emails/{i}", {"verified": i % 2 == 0})
+            session.store(User(name=f"user{i}", friend_id=f"emails/{i}"), f"users/{i}")
+        session.save_changes()
+    with cluster_session(store) as session:
+        user = session.load("users/1", User, lambda b: b.include_compare_exchange_value("friend_id"))
+        value = session.advanced.cluster_transaction.get_compare_exchange_value(user.friend_id, dict)
+        assert value.value == {"verified": False}
+        assert session.number_of_requests == 1
+    with cluster_session(store) as session:
+        users = list(session.query(object_type=User).include(lambda b: b.include_compare_exchange_value("friend_id")))
+        assert len(users) == 3
+        for i in range(3):
+            value = session.advanced.cluster_transaction.get_compare_exchange_value(f"emails/{i}", dict)
+            assert value.value == {"verified": i % 2 == 0}
+        assert session.number_of_requests == 1
+
+
+def test_where_compares_with_a_value(store):
+    from ravendb.documents.operations.compare_exchange.operations import PutCompareExchangeValueOperation
+
+    store.operations.send(PutCompareExchangeValueOperation("names/chosen", "Jerry", 0))
+    with store.open_session() as session:
+        for name in ["Tom", "Jerry", "Spike"]:
+            session.store(User(name=name))
+        session.save_changes()
+    with store.open_session() as session:
+        found = list(session.advanced.raw_query("from Users where name = cmpxchg('names/chosen')", User))
+        assert [u.name for u in found] == ["Jerry"]
+    store.operations.send(PutCompareExchangeValueOperation("names/chosen", "Spike", cmpxchg(store, "names/chosen").index))
+    with store.open_session() as session:
+        found = list(
+            session.advanced.raw_query("from Users where name = cmpxchg($k)", User).add_parameter("k", "names/chosen")
+        )
+        assert [u.name for u in found] == ["Spike"]
+
+
+def test_kill_minus_9_keeps_every_acknowledged_transaction(server_factory):
+    import requests
+
+    from corvid_support import create_database, open_store
+
+    server = server_factory()
+    create_database(server.url, "clustercrash")
+    stop = threading.Event()
+    acked: list[int] = []
+    lock = threading.Lock()
+
+    def writer(t):
+        http = requests.Session()
+        n = 0
+        while not stop.is_set():
+            body = {
+                "TransactionMode": "ClusterWide",
+                "Commands": [
+                    {"Type": "PUT", "Id": f"orders/{t}-{n}", "Document": {"N": n, "@metadata": {"@collection": "Orders"}}},
+                    {"Type": "CompareExchangePUT", "Id": f"order-numbers/{t}-{n}", "Index": 0, "Document": {"Object": f"orders/{t}-{n}"}},
+                ],
+            }
+            try:
+                r = http.post(f"{server.url}/databases/clustercrash/bulk_docs", json=body, timeout=10)
+            except requests.RequestException:
+                return
+            if r.status_code != 201:
+                return
+            with lock:
+                acked.append((t, n))
+            n += 1
+
+    threads = [threading.Thread(target=writer, args=(t,), daemon=True) for t in range(4)]
+    for thread in threads:
+        thread.start()
+    threading.Event().wait(1.5)
+    server.restart(crash=True)  # runs `corvid check` on the files the kill left
+    stop.set()
+    for thread in threads:
+        thread.join()
+    assert acked
+    store = open_store(server.url, "clustercrash")
+    try:
+        with store.open_session() as session:
+            for t, n in acked:
+                assert session.load(f"orders/{t}-{n}", dict)["N"] == n
+                assert cmpxchg(store, f"order-numbers/{t}-{n}", str).value == f"orders/{t}-{n}"
+                assert cmpxchg(store, f"rvn-atomic/orders/{t}-{n}") is not None
+    finally:
+        store.close()

@@ -190,3 +190,30 @@ def test_kill_minus_9_keeps_every_acknowledged_value(server_factory):
             assert stored[key].index >= index and stored[key].value >= n, (key, stored[key].index, index)
     finally:
         store.close()
+
+
+def test_javascript_patches_and_projections_read_values(store):
+    from ravendb.documents.operations.patch import PatchByQueryOperation
+    from ravendb.documents.queries.index_query import IndexQuery
+
+    put(store, "prices/apple", 3, 0)
+    put(store, "prices/pear", 5, 0)
+    with store.open_session() as session:
+        session.store(User(name="apple"), "users/1")
+        session.store(User(name="pear"), "users/2")
+        session.store(User(name="plum"), "users/3")
+        session.save_changes()
+    with store.open_session() as session:
+        rows = list(
+            session.advanced.raw_query(
+                "from Users as u select { Name: u.name, Price: cmpxchg('prices/' + u.name) }", dict
+            ).wait_for_non_stale_results()
+        )
+        assert sorted((r["Name"], r["Price"]) for r in rows) == [("apple", 3), ("pear", 5), ("plum", None)]
+    operation = store.operations.send_async(
+        PatchByQueryOperation(IndexQuery("from Users update { this.age = cmpxchg('prices/' + this.name); }"))
+    )
+    operation.wait_for_completion()
+    with store.open_session() as session:
+        ages = {u.name: u.age for u in session.load(["users/1", "users/2", "users/3"], User).values()}
+    assert ages == {"apple": 3, "pear": 5, "plum": None}

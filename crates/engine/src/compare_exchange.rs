@@ -60,6 +60,15 @@ pub fn validate_value(value: &Value) -> Result<String, EngineError> {
     Ok(value.to_string())
 }
 
+/// What scripts see of a stored value (`cmpxchg(key)` in patches and projections): its `Object`, or null
+/// when there is none.
+pub(crate) fn object_of(stored: Option<&str>) -> Value {
+    stored
+        .and_then(|text| serde_json::from_str::<Value>(text).ok())
+        .and_then(|mut value| value.get_mut("Object").map(Value::take))
+        .unwrap_or(Value::Null)
+}
+
 /// Puts `value` under `key` as write `index` if the stored value has index `expected` (a missing value
 /// accepts any expectation, as RavenDB's single put does).
 pub(crate) fn put_in_txn(

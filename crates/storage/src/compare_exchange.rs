@@ -8,8 +8,8 @@ use crate::tables::{self, decode_etag, meta_keys};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::id_key;
 
-/// Longest key (in bytes, lower-cased) LMDB can hold.
-pub const MAX_COMPARE_EXCHANGE_KEY_BYTES: usize = 511;
+/// Longest key (in bytes, lower-cased), RavenDB's limit.
+pub const MAX_COMPARE_EXCHANGE_KEY_BYTES: usize = 512;
 
 /// A compare-exchange value as stored.
 #[derive(Debug, Clone, PartialEq)]

@@ -49,10 +49,9 @@ impl Binder<'_> {
         }
         let key = self.key(call)?;
         let object = match (self.read)(&key)? {
-            Some(stored) => serde_json::from_str::<Value>(&stored)
-                .ok()
-                .and_then(|mut v| v.get_mut("Object").map(Value::take))
-                .unwrap_or(Value::Null),
+            Some(stored) => {
+                serde_json::from_str::<Value>(&stored).ok().and_then(|mut v| v.get_mut("Object").map(Value::take)).unwrap_or(Value::Null)
+            }
             None => Value::Null,
         };
         let name = format!("__cmpxchg{}", self.bound);
@@ -65,7 +64,9 @@ impl Binder<'_> {
     fn key(&self, call: &Call) -> Result<String, EngineError> {
         let key = match call.args.as_slice() {
             [Arg::Value(RqlValue { kind: ValueKind::String(key), .. })] => Some(key.clone()),
-            [Arg::Value(RqlValue { kind: ValueKind::Parameter(p), .. })] => self.parameters.get(p).and_then(Value::as_str).map(str::to_owned),
+            [Arg::Value(RqlValue { kind: ValueKind::Parameter(p), .. })] => {
+                self.parameters.get(p).and_then(Value::as_str).map(str::to_owned)
+            }
             _ => None,
         };
         key.ok_or_else(|| EngineError::InvalidQuery {

@@ -42,7 +42,8 @@ function __counterArgs(fn, a) {\n\
   return [i, a[1]];\n\
 }\n\
 function counter() { return __host('counter', __counterArgs('counter', arguments)); }\n\
-function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }";
+function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }\n\
+function cmpxchg(key) { return __host('cmpxchg', [key]); }";
 
 /// Documents whose counters a query includes, each once, with the union of the names asked for (empty: all).
 #[derive(Default)]
@@ -87,6 +88,16 @@ struct ProjectionHost<'a, 't> {
 
 impl corvid_js::Host for ProjectionHost<'_, '_> {
     fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+        if op == "cmpxchg" {
+            let arguments: Vec<Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
+            let Some(Value::String(key)) = arguments.first() else {
+                return Err("cmpxchg() needs a key (a string)".into());
+            };
+            let stored = self.snapshot.compare_exchange(key).map_err(|e| e.to_string())?;
+            // The value's index changes the result etag as a counter's value does.
+            self.counters.push(stored.as_ref().map_or(-1, |v| v.index as i64));
+            return Ok(crate::compare_exchange::object_of(stored.map(|v| v.value).as_deref()).to_string());
+        }
         let raw = match op {
             "counter" => false,
             "counterRaw" => true,

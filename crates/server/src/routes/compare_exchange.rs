@@ -94,7 +94,11 @@ pub async fn delete(State(state): State<AppState>, Path(db): Path<String>, RawQu
 
 /// `CompareExchangeValueIncludes` of a load or query: per key, `{Key, Index, Value}` (index -1 and no value
 /// where missing, so the session knows it without asking).
-pub fn includes_json(database: &corvid_engine::Database, documents: &[&str], paths: &[String]) -> Result<Value, corvid_engine::EngineError> {
+pub fn includes_json(
+    database: &corvid_engine::Database,
+    documents: &[&str],
+    paths: &[String],
+) -> Result<Value, corvid_engine::EngineError> {
     let mut out = serde_json::Map::new();
     for (key, value) in database.compare_exchange_includes(documents, paths)? {
         out.insert(key.clone(), item_json(&key, value.as_ref()));
