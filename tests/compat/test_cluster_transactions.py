@@ -275,9 +275,10 @@ def test_kill_minus_9_keeps_every_acknowledged_transaction(server_factory):
     store = open_store(server.url, "clustercrash")
     try:
         with store.open_session() as session:
-            for t, n in acked:
-                assert session.load(f"orders/{t}-{n}", dict)["N"] == n
-                assert cmpxchg(store, f"order-numbers/{t}-{n}", str).value == f"orders/{t}-{n}"
-                assert cmpxchg(store, f"rvn-atomic/orders/{t}-{n}") is not None
+            loaded = session.load([f"orders/{t}-{n}" for t, n in acked], dict)
+        for t, n in acked:
+            assert loaded[f"orders/{t}-{n}"]["N"] == n
+            assert cmpxchg(store, f"order-numbers/{t}-{n}", str).value == f"orders/{t}-{n}"
+            assert cmpxchg(store, f"rvn-atomic/orders/{t}-{n}") is not None
     finally:
         store.close()

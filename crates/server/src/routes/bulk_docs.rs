@@ -38,7 +38,9 @@ pub async fn bulk_docs(
             let params = crate::query::QueryParams::parse(query.as_deref())?;
             let atomic = !params.get_bool("disableAtomicDocumentWrites");
             let reply = written(|reply| database.submit_cluster_transaction(commands, atomic, reply)).await?;
-            return Ok(json_value(StatusCode::CREATED, &super::cluster_batch::reply_json(reply)));
+            // Document replies as a single-node batch gives them, then `{Type, Key, Index}` per value.
+            let results: Vec<Value> = reply.results.into_iter().map(reply_json).collect();
+            return Ok(json_value(StatusCode::CREATED, &json!({ "Results": results, "TransactionIndex": reply.transaction_index })));
         }
     };
     let replies = written(|reply| database.submit_batch(commands, reply)).await?;

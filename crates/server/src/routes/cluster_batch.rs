@@ -1,8 +1,8 @@
 //! The cluster-wide form of `bulk_docs` (`"TransactionMode": "ClusterWide"`): document puts and deletes with
 //! `CompareExchangePUT` / `CompareExchangeDELETE`, answered with the transaction's index.
 
-use corvid_engine::{ClusterCommand, ClusterTransactionReply, IncomingDocument};
-use serde_json::{json, Map, Value};
+use corvid_engine::{ClusterCommand, IncomingDocument};
+use serde_json::{Map, Value};
 
 use crate::error::{ApiError, ApiResult};
 
@@ -68,11 +68,4 @@ fn parse_command(index: usize, command: Value) -> ApiResult<ClusterCommand> {
         "CompareExchangeDELETE" => Ok(ClusterCommand::CompareExchangeDelete { key: id, expected: index_field(&command, index)? }),
         other => Err(ApiError::BadRequest(format!("The command type {other} is not supported in cluster transaction."))),
     }
-}
-
-/// `{"Results": [...], "TransactionIndex": n}`: document replies as a single-node batch gives them, then
-/// `{Type, Key, Index}` per compare-exchange command.
-pub(super) fn reply_json(reply: ClusterTransactionReply) -> Value {
-    let results: Vec<Value> = reply.results.into_iter().map(super::bulk_docs::reply_json).collect();
-    json!({ "Results": results, "TransactionIndex": reply.transaction_index })
 }
