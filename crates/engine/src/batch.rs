@@ -96,6 +96,15 @@ pub enum BatchReply {
     Attachment(AttachmentReply),
     /// What a counters command did.
     Counters(CountersReply),
+    /// A compare-exchange value put or deleted by a cluster-wide transaction.
+    CompareExchange {
+        /// The key as the command named it.
+        key: String,
+        /// The index of the transaction's write.
+        index: u64,
+        /// Whether it was a delete (`CompareExchangeDELETE`).
+        deleted: bool,
+    },
 }
 
 /// Checks ids and names up front so a batch with a bad one is refused before it reaches the writer (and

@@ -26,6 +26,13 @@ pub enum EngineError {
         /// What was expected and what is stored.
         message: String,
     },
+    /// A cluster-wide transaction found a compare-exchange value (or an atomic guard) at another index than
+    /// expected; nothing of it was written.
+    #[error("{message}")]
+    ClusterTransactionConcurrency {
+        /// Every stale index, in RavenDB's words.
+        message: String,
+    },
     /// The merger's write queue is full; the write was not queued and may be retried.
     #[error("the write queue of database '{database}' is full; retry later")]
     Busy {

@@ -9,8 +9,10 @@ mod by_query;
 mod cancellation;
 mod catalog;
 pub mod changes;
+mod cluster_transaction;
 mod commit_watch;
 mod compaction;
+mod compare_exchange;
 mod counters;
 mod database;
 mod document;
@@ -41,7 +43,12 @@ pub use bulk_insert::BulkInsertOptions;
 pub use by_query::ByQueryOptions;
 pub use cancellation::{CancelOnDrop, Cancellation};
 pub use catalog::{CatalogEntry, CatalogError, DatabaseCatalog};
+pub use cluster_transaction::{validate_cluster_command, ClusterCommand, ClusterTransactionReply, ATOMIC_GUARD_PREFIX};
 pub use compaction::{compact_closed_database, Compaction};
+pub use compare_exchange::{
+    validate_key as validate_compare_exchange_key, validate_value as validate_compare_exchange_value, CompareExchangeOutcome,
+    CompareExchangeValue,
+};
 pub use corvid_storage::{StagedBlob, StorageError};
 pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};

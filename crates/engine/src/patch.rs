@@ -108,7 +108,8 @@ function deleteCounter(d, name) { return __host('deleteCounter', [__docId(d, 'de
 function counter(d, name) { return __host('counter', [__docId(d, 'counter'), name]); }
 function counterRaw(d, name) { return __host('counterRaw', [__docId(d, 'counterRaw'), name]); }
 function __unsupported(name) { return function () { throw new Error(name + '() is not supported in patches by this server'); }; }
-var timeseries = __unsupported('timeseries'), cmpxchg = __unsupported('cmpxchg');
+function cmpxchg(key) { return __host('cmpxchg', [key]); }
+var timeseries = __unsupported('timeseries');
 "#;
 
 /// Compiled scripts kept per sandbox before it is recycled (bounds memory with many distinct scripts).
@@ -211,6 +212,10 @@ impl TxnHost<'_, '_> {
                 Ok(Value::Null)
             }
             "incrementCounter" | "deleteCounter" | "counter" | "counterRaw" => counter_op(self.txn, op, &arguments, self.now),
+            "cmpxchg" => match argument(0) {
+                Value::String(key) => Ok(crate::compare_exchange::object_of(self.txn.compare_exchange(&key)?.map(|v| v.value).as_deref())),
+                other => Err(EngineError::bad_request(format!("cmpxchg() takes a key (a string), not {other}"))),
+            },
             other => Err(EngineError::bad_request(format!("{other}() is not available in patches"))),
         }
     }

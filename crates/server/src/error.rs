@@ -20,6 +20,9 @@ pub enum ApiError {
     DatabaseAlreadyExists(String),
     #[error("{0}")]
     Concurrency(String),
+    /// A cluster-wide transaction found a stale compare-exchange index (or atomic guard).
+    #[error("{0}")]
+    ClusterTransactionConcurrency(String),
     #[error("{0}")]
     BadRequest(String),
     #[error("Document '{0}' does not exist")]
@@ -140,6 +143,9 @@ impl ApiError {
             ApiError::DatabaseAlreadyExists(_) | ApiError::Concurrency(_) => {
                 (StatusCode::CONFLICT, "Raven.Client.Exceptions.ConcurrencyException")
             }
+            ApiError::ClusterTransactionConcurrency(_) => {
+                (StatusCode::CONFLICT, "Raven.Client.Exceptions.ClusterTransactionConcurrencyException")
+            }
             ApiError::BadRequest(_) | ApiError::InvalidJson(_) | ApiError::InvalidHeader(_) | ApiError::InvalidEncoding(_) => {
                 (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException")
             }
@@ -195,6 +201,7 @@ impl From<&EngineError> for ApiError {
             EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id.clone()),
             EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m.clone()),
             EngineError::Concurrency { message } => ApiError::Concurrency(message.clone()),
+            EngineError::ClusterTransactionConcurrency { message } => ApiError::ClusterTransactionConcurrency(message.clone()),
             e @ (EngineError::Busy { .. } | EngineError::ShuttingDown { .. }) => ApiError::ServerTooBusy(e.to_string()),
             EngineError::IndexDoesNotExist(name) => ApiError::IndexDoesNotExist(name.clone()),
             EngineError::InvalidQuery { message } => ApiError::InvalidQuery(message.clone()),

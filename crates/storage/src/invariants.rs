@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value};
 
 use crate::attachments::AttachmentRecord;
 use crate::blob_store::{content_path, BLOB_DIR};
+use crate::compare_exchange::CompareExchangeRecord;
 use crate::counters::{self, CounterValue};
 use crate::read_only::open_read_only_env;
 use crate::record::{flags, DocumentRecord, Tombstone};
@@ -70,6 +71,7 @@ fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<Inv
     let hashes = checker.attachments()?;
     checker.attachment_refs(hashes, blob_dir)?;
     checker.counters()?;
+    checker.compare_exchange()?;
     checker.identities()?;
     Ok(checker.report)
 }
@@ -407,6 +409,34 @@ impl Checker<'_> {
             }
             if !self.document_exists(doc_key)? {
                 self.violation(Violation::Dangling { table, key: key_text, target: text(doc_key) });
+            }
+        }
+        Ok(())
+    }
+
+    /// Compare-exchange rows decode, sit under their lower-cased key, hold a JSON object and have an index no
+    /// higher than `meta/compare_exchange_last_index`.
+    fn compare_exchange(&mut self) -> Result<(), StorageError> {
+        let table = tables::COMPARE_EXCHANGE;
+        let last_index = self.tables.meta.get(self.txn, meta_keys::COMPARE_EXCHANGE_LAST_INDEX)?.and_then(decode_etag).unwrap_or(0);
+        for entry in self.tables.compare_exchange.iter(self.txn)? {
+            let (key, value) = entry?;
+            let key_text = text(key);
+            let record = match CompareExchangeRecord::decode(value) {
+                Ok(record) => record,
+                Err(e) => {
+                    self.unreadable(table, key_text, decode_failure(e));
+                    continue;
+                }
+            };
+            if id_key(&record.key).as_bytes() != key {
+                self.violation(Violation::KeyMismatch { table, key: key_text.clone(), found: record.key.clone() });
+            }
+            if !matches!(serde_json::from_str::<Value>(&record.value), Ok(Value::Object(_))) {
+                self.unreadable(table, key_text.clone(), "value is not a JSON object");
+            }
+            if record.index > last_index {
+                self.violation(Violation::EtagAboveLast { table, key: key_text, etag: record.index, last_etag: last_index });
             }
         }
         Ok(())

@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -30,13 +30,15 @@ pub const ATTACHMENTS: &str = "attachments";
 pub const ATTACHMENT_REFS: &str = "attachment_refs";
 /// lower-cased document id + 0x1E + lower-cased counter name -> i64 BE total + u16-length name as first written
 pub const COUNTERS: &str = "counters";
+/// lower-cased compare-exchange key -> CompareExchangeRecord (u64 BE index, u16-length key as written, u32-length JSON)
+pub const COMPARE_EXCHANGE: &str = "compare_exchange";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 9;
+pub const TABLE_COUNT: u32 = 10;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] =
-    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS];
+    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS, COMPARE_EXCHANGE];
 
 /// One LMDB table; keys and values are raw bytes laid out as described above.
 pub(crate) type Table = Database<Bytes, Bytes>;
@@ -54,6 +56,7 @@ pub(crate) struct Tables {
     pub attachments: Table,
     pub attachment_refs: Table,
     pub counters: Table,
+    pub compare_exchange: Table,
 }
 
 impl Tables {
@@ -90,14 +93,25 @@ impl Tables {
             attachments: h[6],
             attachment_refs: h[7],
             counters: h[8],
+            compare_exchange: h[9],
         }
     }
 
     /// Every table with its name.
     pub(crate) fn all(&self) -> [(&'static str, Table); TABLE_COUNT as usize] {
         let t = self;
-        let handles =
-            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters];
+        let handles = [
+            t.docs,
+            t.docs_by_etag,
+            t.collection_etags,
+            t.tombstones,
+            t.identities,
+            t.meta,
+            t.attachments,
+            t.attachment_refs,
+            t.counters,
+            t.compare_exchange,
+        ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
 }
@@ -127,6 +141,8 @@ pub mod meta_keys {
     pub const DATABASE_ID: &[u8] = b"database_id";
     /// u64 BE: the highest etag ever handed out (documents and tombstones)
     pub const LAST_ETAG: &[u8] = b"last_etag";
+    /// u64 BE: the highest compare-exchange index handed out
+    pub const COMPARE_EXCHANGE_LAST_INDEX: &[u8] = b"compare_exchange_last_index";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {

@@ -42,7 +42,8 @@ function __counterArgs(fn, a) {\n\
   return [i, a[1]];\n\
 }\n\
 function counter() { return __host('counter', __counterArgs('counter', arguments)); }\n\
-function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }";
+function counterRaw() { return __host('counterRaw', __counterArgs('counterRaw', arguments)); }\n\
+function cmpxchg(key) { return __host('cmpxchg', [key]); }";
 
 /// Documents whose counters a query includes, each once, with the union of the names asked for (empty: all).
 #[derive(Default)]
@@ -87,6 +88,16 @@ struct ProjectionHost<'a, 't> {
 
 impl corvid_js::Host for ProjectionHost<'_, '_> {
     fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
+        if op == "cmpxchg" {
+            let arguments: Vec<Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
+            let Some(Value::String(key)) = arguments.first() else {
+                return Err("cmpxchg() needs a key (a string)".into());
+            };
+            let stored = self.snapshot.compare_exchange(key).map_err(|e| e.to_string())?;
+            // The value's index changes the result etag as a counter's value does.
+            self.counters.push(stored.as_ref().map_or(-1, |v| v.index as i64));
+            return Ok(crate::compare_exchange::object_of(stored.map(|v| v.value).as_deref()).to_string());
+        }
         let raw = match op {
             "counter" => false,
             "counterRaw" => true,
@@ -560,6 +571,7 @@ impl Database {
         hasher.add(&response.total_results.to_be_bytes());
         let mut include_ids = Vec::new();
         let mut related_counter_ids: Vec<(String, usize)> = Vec::new();
+        let mut compare_exchange_keys = Vec::new();
         let sandbox = match &plan.projection {
             Some(ProjectionPlan::Js { functions, function }) => Some(js_sandbox(functions, function, &request.cancel)?),
             _ => None,
@@ -570,6 +582,7 @@ impl Database {
             let needs_body = matches!(plan.projection, Some(ProjectionPlan::Fields(_)))
                 || !plan.includes.is_empty()
                 || !plan.related_counter_includes.is_empty()
+                || !plan.compare_exchange_includes.is_empty()
                 || !plan.loads.is_empty()
                 || !plan.highlights.is_empty();
             let body: Value = if needs_body {
@@ -580,6 +593,9 @@ impl Database {
             };
             if !plan.includes.is_empty() {
                 include_ids.extend(included_ids(&body, &plan.includes));
+            }
+            if !plan.compare_exchange_includes.is_empty() {
+                compare_exchange_keys.extend(included_ids(&body, &plan.compare_exchange_includes));
             }
             for (spec, (path, _)) in plan.related_counter_includes.iter().enumerate() {
                 related_counter_ids.extend(included_ids(&body, std::slice::from_ref(path)).into_iter().map(|id| (id, spec)));
@@ -696,6 +712,19 @@ impl Database {
                 response.included_counter_names.push((doc_id, names));
             }
             response.counter_includes = Some(included);
+        }
+        if !plan.compare_exchange_includes.is_empty() {
+            let mut seen = HashSet::new();
+            let mut included = Vec::new();
+            for key in compare_exchange_keys {
+                if key.is_empty() || !seen.insert(id_key(&key)) {
+                    continue;
+                }
+                let value = snapshot.compare_exchange(&key)?.map(crate::CompareExchangeValue::from);
+                hasher.add(&value.as_ref().map_or(0, |v| v.index).to_be_bytes());
+                included.push((key, value));
+            }
+            response.compare_exchange_includes = Some(included);
         }
         let mut seen: HashSet<String> = records.iter().map(|r| id_key(&r.id)).collect();
         for id in include_ids {

@@ -2,6 +2,7 @@
 //! resolved (the automatic index found or created) -> results from one storage snapshot.
 
 mod catalog;
+mod compare_exchange_calls;
 pub(crate) mod document_filter;
 mod execute;
 mod explain;

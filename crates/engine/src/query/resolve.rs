@@ -41,7 +41,19 @@ impl Database {
     /// Plans `request` against this database's indexes and resolves the plan (which may create an
     /// automatic index).
     pub(crate) fn plan_query(&self, request: &QueryRequest) -> Result<ResolvedPlan, EngineError> {
-        let query = request.parse()?;
+        let mut query = request.parse()?;
+        // Only a query that names cmpxchg() pays for the snapshot its values are read from.
+        if request.query.to_ascii_lowercase().contains("cmpxchg") {
+            let mut parameters = request.parameters.clone();
+            let snapshot = self.store.read()?;
+            let read = |key: &str| Ok(snapshot.compare_exchange(key)?.map(|v| v.value));
+            if super::compare_exchange_calls::bind_compare_exchange_calls(&mut query, &mut parameters, &read)? {
+                drop(snapshot);
+                let request = QueryRequest { parameters, ..request.clone() };
+                let plan = plan(&query, &request, &*self.indexes)?;
+                return self.resolve(plan, &request);
+            }
+        }
         let plan = plan(&query, request, &*self.indexes)?;
         self.resolve(plan, request)
     }

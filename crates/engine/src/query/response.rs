@@ -16,6 +16,8 @@ pub struct QueryResponse {
     pub included_paths: Vec<String>,
     /// `include counters(...)`: per result document, its counters (None for a named one it lacks).
     pub counter_includes: Option<Vec<(String, Vec<Option<CounterDetail>>)>>,
+    /// `include cmpxchg(...)`: each key met once, with its value (None where missing).
+    pub compare_exchange_includes: Option<Vec<(String, Option<crate::CompareExchangeValue>)>>,
     /// The counter names asked per document (empty: all), as RavenDB's `IncludedCounterNames`.
     pub included_counter_names: Vec<(String, Vec<String>)>,
     /// Every match, before paging.

@@ -1,7 +1,7 @@
 //! `POST /databases/{db}/bulk_docs`: a session's `save_changes`. The whole batch is one transaction.
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use corvid_engine::{BatchCommand, BatchReply, ExpectedChangeVector, IncomingDocument};
@@ -14,32 +14,59 @@ use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
-const NOT_YET_SUPPORTED: &[&str] = &[
-    "TimeSeries",
-    "TimeSeriesWithIncrements",
-    "CompareExchangePUT",
-    "CompareExchangeDELETE",
-    "ForceRevisionCreation",
-    "BatchTrackChanges",
-];
+const NOT_YET_SUPPORTED: &[&str] = &["TimeSeries", "TimeSeriesWithIncrements", "ForceRevisionCreation", "BatchTrackChanges"];
 
 /// Bodies larger than this are parsed on the blocking pool.
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
 
-pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn bulk_docs(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
     if let Some(ct) = crate::request_headers::text(&headers, "content-type")?.filter(|ct| ct.starts_with("multipart/")) {
         return super::bulk_attachments::multipart_batch(state, db, ct.to_owned(), body, parse_batch, reply_json).await;
     }
     let bytes = read_body(body, &headers, state.config.max_body_bytes).await?;
-    let commands = if bytes.len() > INLINE_PARSE_LIMIT { blocking(move || parse_batch(&bytes)).await? } else { parse_batch(&bytes)? };
+    let batch = if bytes.len() > INLINE_PARSE_LIMIT { blocking(move || parse_request(&bytes)).await? } else { parse_request(&bytes)? };
     let database = state.landlord.database(&db).await?;
+    let commands = match batch {
+        ParsedBatch::Single(commands) => commands,
+        ParsedBatch::ClusterWide(commands) => {
+            let params = crate::query::QueryParams::parse(query.as_deref())?;
+            let atomic = !params.get_bool("disableAtomicDocumentWrites");
+            let reply = written(|reply| database.submit_cluster_transaction(commands, atomic, reply)).await?;
+            // Document replies as a single-node batch gives them, then `{Type, Key, Index}` per value.
+            let results: Vec<Value> = reply.results.into_iter().map(reply_json).collect();
+            return Ok(json_value(StatusCode::CREATED, &json!({ "Results": results, "TransactionIndex": reply.transaction_index })));
+        }
+    };
     let replies = written(|reply| database.submit_batch(commands, reply)).await?;
     let results: Vec<Value> = replies.into_iter().map(reply_json).collect();
     Ok(json_value(StatusCode::CREATED, &json!({ "Results": results })))
 }
 
+/// A batch as parsed: single-node commands, or a cluster-wide transaction.
+enum ParsedBatch {
+    Single(Vec<BatchCommand>),
+    ClusterWide(Vec<corvid_engine::ClusterCommand>),
+}
+
+fn parse_request(bytes: &[u8]) -> ApiResult<ParsedBatch> {
+    let request = parse_json(bytes)?;
+    if super::cluster_batch::is_cluster_wide(&request) {
+        return Ok(ParsedBatch::ClusterWide(super::cluster_batch::parse(request)?));
+    }
+    Ok(ParsedBatch::Single(commands_of(request)?))
+}
+
 pub(super) fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
-    let mut request = parse_json(bytes)?;
+    commands_of(parse_json(bytes)?)
+}
+
+fn commands_of(mut request: Value) -> ApiResult<Vec<BatchCommand>> {
     let Some(Value::Array(commands)) = request.get_mut("Commands").map(Value::take) else {
         return Err(ApiError::BadRequest("The batch must be a JSON object with a 'Commands' array".into()));
     };
@@ -104,6 +131,9 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
         "AttachmentPUT" | "AttachmentDELETE" | "AttachmentMOVE" | "AttachmentCOPY" | "Counters" => {
             super::bulk_attachments::parse_command(index, &kind, &command, id, expected)
         }
+        "CompareExchangePUT" | "CompareExchangeDELETE" => Err(ApiError::BadRequest(format!(
+            "Command #{index}: {kind} is only supported in a cluster-wide transaction (TransactionMode: ClusterWide)"
+        ))),
         other if NOT_YET_SUPPORTED.contains(&other) => {
             Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
         }
@@ -133,5 +163,8 @@ pub(super) fn reply_json(reply: BatchReply) -> Value {
         }
         BatchReply::Attachment(reply) => super::bulk_attachments::attachment_reply_json(reply),
         BatchReply::Counters(reply) => super::bulk_attachments::counters_reply_json(reply),
+        BatchReply::CompareExchange { key, index, deleted } => {
+            json!({"Type": if deleted { "CompareExchangeDELETE" } else { "CompareExchangePUT" }, "Key": key, "Index": index})
+        }
     }
 }

@@ -90,6 +90,8 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     let counter_names = query.get_all("counter");
     let counter_ids = if counter_names.is_empty() { Vec::new() } else { ids.clone() };
     let counter_db = database.clone();
+    let cmpxchg_paths = query.get_all("cmpxchg");
+    let cmpxchg_db = database.clone();
     let single = ids.len() == 1;
     // Point reads are a few B-tree lookups on the memory map: run them in place (see
     // docs/decisions/0004-inline-point-reads.md); long id lists go to the blocking pool.
@@ -111,7 +113,8 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         Some(cv) => request_headers::tag(&headers, "if-none-match")?.is_some_and(|tag| &tag == cv),
         None => not_modified(&headers, loaded.version_hash)?,
     };
-    if unchanged {
+    // The hash covers documents only: a load that includes compare-exchange values is always answered in full.
+    if unchanged && cmpxchg_paths.is_empty() {
         return Ok(StatusCode::NOT_MODIFIED.into_response());
     }
     let mut body = String::with_capacity(256);
@@ -136,6 +139,16 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         let counters = blocking(move || Ok(super::counters::includes_json(&counter_db, &counter_ids, &counter_names)?)).await?;
         body.push_str(",\"CounterIncludes\":");
         body.push_str(&counters.to_string());
+    }
+    if !cmpxchg_paths.is_empty() {
+        let documents: Vec<String> = loaded.results.iter().flatten().cloned().collect();
+        let values = blocking(move || {
+            let documents: Vec<&str> = documents.iter().map(String::as_str).collect();
+            Ok(super::compare_exchange::includes_json(&cmpxchg_db, &documents, &cmpxchg_paths)?)
+        })
+        .await?;
+        body.push_str(",\"CompareExchangeValueIncludes\":");
+        body.push_str(&values.to_string());
     }
     body.push('}');
     let mut response = json(StatusCode::OK, body);

@@ -6,7 +6,9 @@ mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
 mod changes;
+mod cluster_batch;
 mod compaction;
+mod compare_exchange;
 mod counters;
 mod database_config;
 mod database_state;
@@ -64,6 +66,7 @@ pub fn router(state: AppState) -> Router {
             put(attachments::put).get(attachments::get).head(attachments::get).post(attachments::get).delete(attachments::delete),
         )
         .route("/counters", get(counters::get).post(counters::post))
+        .route("/cmpxchg", get(compare_exchange::get).put(compare_exchange::put).delete(compare_exchange::delete))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))

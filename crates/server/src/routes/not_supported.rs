@@ -9,7 +9,6 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/timeseries", "time series"),
     ("/revisions", "revisions"),
     ("/admin/revisions", "revisions"),
-    ("/cmpxchg", "compare-exchange"),
     ("/smuggler", "export and import (smuggler)"),
     ("/admin/smuggler", "export and import (smuggler)"),
     ("/admin/backup", "backups"),
@@ -91,7 +90,7 @@ mod tests {
     #[test]
     fn features_are_found_by_whole_segments() {
         assert_eq!(feature_of("/databases/db1/timeseries/ranges"), Some("time series"));
-        assert_eq!(feature_of("/databases/db1/cmpxchg"), Some("compare-exchange"));
+        assert_eq!(feature_of("/databases/db1/smuggler/export"), Some("export and import (smuggler)"));
         assert_eq!(feature_of("/databases/db1/timeseriesX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
         assert_eq!(feature_of("/admin/certificates/edit"), Some("certificates and authentication"));

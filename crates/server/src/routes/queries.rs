@@ -195,6 +195,12 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         out.push_str(",\"IncludedCounterNames\":");
         out.push_str(&Value::Object(names).to_string());
     }
+    if let Some(values) = &result.compare_exchange_includes {
+        let includes: serde_json::Map<String, Value> =
+            values.iter().map(|(key, value)| (key.clone(), super::compare_exchange::item_json(key, value.as_ref()))).collect();
+        out.push_str(",\"CompareExchangeValueIncludes\":");
+        out.push_str(&Value::Object(includes).to_string());
+    }
     out.push_str(&format!(
         ",\"IndexTimestamp\":\"{}\",\"LastQueryTime\":\"{}\",\"IsStale\":{},\"ResultEtag\":{},\"NodeTag\":\"{NODE_TAG}\"}}",
         format_date(result.index_timestamp),

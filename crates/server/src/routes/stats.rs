@@ -62,7 +62,7 @@ pub async fn detailed_stats(State(state): State<AppState>, Path(db): Path<String
     let (indexes, last_indexing_time) = super::indexes::stats_summaries(&state, &db).await?;
     let mut body = stats_json(&stats, indexes, last_indexing_time);
     body["CountOfIdentities"] = json!(stats.count_of_identities);
-    body["CountOfCompareExchange"] = json!(0);
+    body["CountOfCompareExchange"] = json!(stats.count_of_compare_exchange);
     body["CountOfCompareExchangeTombstones"] = json!(0);
     Ok(json_value(StatusCode::OK, &body))
 }

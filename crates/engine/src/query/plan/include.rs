@@ -21,6 +21,8 @@ pub(super) struct Includes {
     /// `include counters(path, ...)`: counters of the documents each result references at `path` (names
     /// empty: all of them).
     pub related_counters: Vec<(String, Vec<String>)>,
+    /// `include cmpxchg(path)`: paths whose strings are compare-exchange keys to include.
+    pub compare_exchange: Vec<String>,
     pub highlights: Vec<HighlightPlan>,
     pub explanations: bool,
     pub timings: bool,
@@ -37,6 +39,20 @@ pub(super) fn plan_includes(query: &Query, t: &mut Translator<'_>) -> Result<Inc
             IncludeItem::Call(call) if call.is("highlight") => includes.highlights.push(plan_highlight(call, t)?),
             IncludeItem::Call(call) if call.is("explanations") => includes.explanations = true,
             IncludeItem::Call(call) if call.is("timings") => includes.timings = true,
+            IncludeItem::Call(call) if call.is("cmpxchg") => {
+                for arg in &call.args {
+                    let path = match arg {
+                        Arg::Field(path) => t.path(path),
+                        Arg::Value(corvid_rql::Value { kind: ValueKind::String(path), .. }) => path.clone(),
+                        Arg::Value(corvid_rql::Value { kind: ValueKind::Parameter(p), span }) => match t.parameters.get(p) {
+                            Some(Json::String(path)) => path.clone(),
+                            _ => return Err(unsupported("include cmpxchg() with this parameter", text, *span)),
+                        },
+                        _ => return Err(unsupported("include cmpxchg() with this argument", text, arg.span())),
+                    };
+                    includes.compare_exchange.push(path);
+                }
+            }
             IncludeItem::Call(call) if call.is("counters") => {
                 let mut names = Vec::new();
                 let (related, args) = match call.args.split_first() {

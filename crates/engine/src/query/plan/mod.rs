@@ -89,6 +89,8 @@ pub(crate) struct Plan {
     /// `include counters(path, ...)`: counters of the documents each result references at `path` (names
     /// empty: all of them).
     pub related_counter_includes: Vec<(String, Vec<String>)>,
+    /// `include cmpxchg(path)`: paths of compare-exchange keys whose values are included.
+    pub compare_exchange_includes: Vec<String>,
     /// `filter ...`: evaluated on each selected document before paging.
     pub document_filter: Option<DocumentFilter>,
 }
@@ -116,6 +118,7 @@ impl Plan {
             timings: false,
             counter_includes: None,
             related_counter_includes: Vec::new(),
+            compare_exchange_includes: Vec::new(),
             document_filter: None,
         }
     }
@@ -143,7 +146,7 @@ impl fmt::Debug for Plan {
         if self.take != usize::MAX {
             s.field("take", &self.take);
         }
-        let optional: [(&str, Option<&dyn fmt::Debug>); 11] = [
+        let optional: [(&str, Option<&dyn fmt::Debug>); 12] = [
             ("projection", self.projection.as_ref().map(|p| p as _)),
             ("includes", Some(&self.includes as _).filter(|_| !self.includes.is_empty())),
             ("ids", self.ids.as_ref().map(|i| i as _)),
@@ -155,6 +158,10 @@ impl fmt::Debug for Plan {
             ("highlights", Some(&self.highlights as _).filter(|_| !self.highlights.is_empty())),
             ("counter_includes", self.counter_includes.as_ref().map(|c| c as _)),
             ("related_counter_includes", Some(&self.related_counter_includes as _).filter(|_| !self.related_counter_includes.is_empty())),
+            (
+                "compare_exchange_includes",
+                Some(&self.compare_exchange_includes as _).filter(|_| !self.compare_exchange_includes.is_empty()),
+            ),
         ];
         for (name, value) in optional {
             if let Some(value) = value {
@@ -267,6 +274,7 @@ pub(crate) fn plan(query: &Query, request: &QueryRequest, catalog: &dyn IndexCat
         timings: includes.timings,
         counter_includes: includes.counters,
         related_counter_includes: includes.related_counters,
+        compare_exchange_includes: includes.compare_exchange,
         document_filter,
     })
 }
