@@ -19,6 +19,8 @@ use crate::tables::{self, decode_etag, meta_keys, Tables};
 use crate::violation::{InvariantReport, Violation};
 use crate::{ReadTxn, StorageError, Store};
 
+mod revision_rows;
+
 /// Length of a database id: 16 random bytes in base64 without padding.
 const DATABASE_ID_LEN: usize = 22;
 
@@ -71,6 +73,7 @@ fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<Inv
     checker.attachment_refs(hashes, blob_dir)?;
     checker.counters()?;
     checker.identities()?;
+    checker.revisions()?;
     Ok(checker.report)
 }
 

@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -30,13 +30,34 @@ pub const ATTACHMENTS: &str = "attachments";
 pub const ATTACHMENT_REFS: &str = "attachment_refs";
 /// lower-cased document id + 0x1E + lower-cased counter name -> i64 BE total + u16-length name as first written
 pub const COUNTERS: &str = "counters";
+/// lower-cased document id + 0x1E + etag (u64 BE) of the revision -> DocumentRecord of the revision
+pub const REVISIONS: &str = "revisions";
+/// change vector (UTF-8) of a revision -> its `revisions` key
+pub const REVISIONS_BY_CHANGE_VECTOR: &str = "revisions_by_change_vector";
+/// etag (u64 BE) of a delete revision -> its `revisions` key (the revisions bin, before the live-document check)
+pub const REVISIONS_BIN: &str = "revisions_bin";
+/// lower-cased document id -> u64 BE number of its `revisions` rows (absent when none)
+pub const REVISION_COUNTS: &str = "revision_counts";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 9;
+pub const TABLE_COUNT: u32 = 13;
 
 /// Every table name, in the order of the fields of [`Tables`].
-const NAMES: [&str; TABLE_COUNT as usize] =
-    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS];
+const NAMES: [&str; TABLE_COUNT as usize] = [
+    DOCS,
+    DOCS_BY_ETAG,
+    COLLECTION_ETAGS,
+    TOMBSTONES,
+    IDENTITIES,
+    META,
+    ATTACHMENTS,
+    ATTACHMENT_REFS,
+    COUNTERS,
+    REVISIONS,
+    REVISIONS_BY_CHANGE_VECTOR,
+    REVISIONS_BIN,
+    REVISION_COUNTS,
+];
 
 /// One LMDB table; keys and values are raw bytes laid out as described above.
 pub(crate) type Table = Database<Bytes, Bytes>;
@@ -54,6 +75,10 @@ pub(crate) struct Tables {
     pub attachments: Table,
     pub attachment_refs: Table,
     pub counters: Table,
+    pub revisions: Table,
+    pub revisions_by_change_vector: Table,
+    pub revisions_bin: Table,
+    pub revision_counts: Table,
 }
 
 impl Tables {
@@ -90,14 +115,31 @@ impl Tables {
             attachments: h[6],
             attachment_refs: h[7],
             counters: h[8],
+            revisions: h[9],
+            revisions_by_change_vector: h[10],
+            revisions_bin: h[11],
+            revision_counts: h[12],
         }
     }
 
     /// Every table with its name.
     pub(crate) fn all(&self) -> [(&'static str, Table); TABLE_COUNT as usize] {
         let t = self;
-        let handles =
-            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters];
+        let handles = [
+            t.docs,
+            t.docs_by_etag,
+            t.collection_etags,
+            t.tombstones,
+            t.identities,
+            t.meta,
+            t.attachments,
+            t.attachment_refs,
+            t.counters,
+            t.revisions,
+            t.revisions_by_change_vector,
+            t.revisions_bin,
+            t.revision_counts,
+        ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
 }
@@ -127,6 +169,8 @@ pub mod meta_keys {
     pub const DATABASE_ID: &[u8] = b"database_id";
     /// u64 BE: the highest etag ever handed out (documents and tombstones)
     pub const LAST_ETAG: &[u8] = b"last_etag";
+    /// The revisions configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const REVISIONS_CONFIG: &[u8] = b"revisions_config";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {
