@@ -74,6 +74,10 @@ pub enum EngineError {
     /// A feature of the protocol this server does not implement (e.g. time series in a bulk insert).
     #[error("{0}")]
     NotSupported(String),
+    /// A request RavenDB refuses with an `InvalidOperationException` (e.g. two revisions configurations for one
+    /// collection, a forced revision of a missing document).
+    #[error("{0}")]
+    InvalidOperation(String),
     /// A wait (for indexes to catch up, for a write to commit) took longer than allowed.
     #[error("timed out: {0}")]
     Timeout(String),

@@ -112,6 +112,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::IndexCompilation { .. } => "engine_index_compilation",
         EngineError::IndexErrored { .. } => "engine_index_errored",
         EngineError::NotSupported(_) => "engine_not_supported",
+        EngineError::InvalidOperation(_) => "engine_invalid_operation",
         EngineError::Timeout(_) => "engine_timeout",
         EngineError::Cancelled => "engine_cancelled",
         EngineError::Internal(_) => "engine_internal",
@@ -119,7 +120,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 20;
+const ENGINE_KIND_COUNT: usize = 21;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -140,6 +141,7 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::IndexCompilation { message: "Failed to compile index Users/ByName".into() },
         EngineError::IndexErrored { name: "Users/ByName".into(), reason: "It has 20 map errors.".into() },
         EngineError::NotSupported("Time series are not supported in a bulk insert".into()),
+        EngineError::InvalidOperation("Failed to create revision for document users/1 because document doesn't exits.".into()),
         EngineError::Timeout("Waited 15 seconds for the index to catch up".into()),
         EngineError::Cancelled,
         EngineError::Internal("the merger thread is gone".into()),

@@ -319,7 +319,8 @@ mod tests {
     #[test]
     fn revisions_are_kept_per_document_by_change_vector_and_in_the_bin() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }).unwrap());
+        let store =
+            Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let etags = merger
             .write_blocking(|txn| -> Result<Vec<Option<u64>>, StorageError> {

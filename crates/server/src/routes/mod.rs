@@ -18,6 +18,7 @@ mod not_supported;
 mod operations;
 mod patch;
 mod queries;
+mod revisions;
 mod server;
 mod stats;
 mod streams;
@@ -108,7 +109,17 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status))
-        .route("/info/tcp", get(tcp_info::database_tcp_info));
+        .route("/info/tcp", get(tcp_info::database_tcp_info))
+        .route("/admin/revisions/config", post(revisions::post_config))
+        .route("/admin/revisions/conflicts/config", post(revisions::post_conflicts_config))
+        .route("/admin/revisions", axum::routing::delete(revisions::delete))
+        .route("/revisions/config", get(revisions::get_config))
+        .route("/revisions/conflicts/config", get(revisions::get_conflicts_config))
+        .route("/revisions", get(revisions::get))
+        .route("/revisions/count", get(revisions::count))
+        .route("/revisions/bin", get(revisions::bin))
+        .route("/revisions/revert", post(revisions::revert))
+        .route("/revisions/revert/docs", post(revisions::revert_docs));
     let router = Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))

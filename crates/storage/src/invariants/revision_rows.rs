@@ -34,7 +34,11 @@ impl Checker<'_> {
                 }
             };
             if id_key(&revision.id).as_bytes() != doc_key || revision.etag != etag {
-                self.violation(Violation::KeyMismatch { table, key: key_text.clone(), found: format!("{}#{}", revision.id, revision.etag) });
+                self.violation(Violation::KeyMismatch {
+                    table,
+                    key: key_text.clone(),
+                    found: format!("{}#{}", revision.id, revision.etag),
+                });
             }
             self.etag_at_most_last(table, &key_text, etag);
             if revision.flags & (flags::REVISION | flags::DELETE_REVISION) == 0 {
@@ -64,7 +68,11 @@ impl Checker<'_> {
             for entry in handle.iter(self.txn)? {
                 let (key, target) = entry?;
                 if self.tables.revisions.get(self.txn, target)?.is_none() {
-                    let key = if table == tables::REVISIONS_BIN { decode_etag(key).map_or_else(|| text(key), |e| e.to_string()) } else { text(key) };
+                    let key = if table == tables::REVISIONS_BIN {
+                        decode_etag(key).map_or_else(|| text(key), |e| e.to_string())
+                    } else {
+                        text(key)
+                    };
                     self.violation(Violation::Dangling { table, key, target: text(target) });
                 }
             }
