@@ -36,8 +36,8 @@ impl Database {
                 let key = id_key(id);
                 for revision in txn.revisions_oldest_first(&key, usize::MAX)? {
                     let chosen = if deletion.change_vectors.is_empty() {
-                        deletion.from.map_or(true, |from| revision.last_modified >= from)
-                            && deletion.to.map_or(true, |to| revision.last_modified <= to)
+                        deletion.from.is_none_or(|from| revision.last_modified >= from)
+                            && deletion.to.is_none_or(|to| revision.last_modified <= to)
                             && (deletion.remove_force_created || revision.flags & flags::FORCE_CREATED == 0)
                     } else {
                         deletion.change_vectors.contains(&revision.change_vector)

@@ -197,12 +197,15 @@ pub(crate) fn force_revision(txn: &mut WriteTxn<'_>, id: &str, now: i64) -> Resu
 }
 
 /// Before a put with `ForceRevisionCreationStrategy: Before`: keeps a revision of the version about to be
-/// replaced (when there is one and it has none yet). Returns whether the new version must carry
-/// `HasRevisions`.
-pub(crate) fn force_revision_before_put(txn: &mut WriteTxn<'_>, current: Option<&DocumentRecord>) -> Result<bool, EngineError> {
-    let Some(current) = current else { return Ok(false) };
+/// replaced (unless it has one already). Refused for a document the server does not have yet.
+pub(crate) fn force_revision_before_put(txn: &mut WriteTxn<'_>, id: &str, current: Option<&DocumentRecord>) -> Result<(), EngineError> {
+    let Some(current) = current else {
+        return Err(EngineError::InvalidOperation(format!(
+            "Can't force revision creation - the document was not saved on the server yet. document: {id}."
+        )));
+    };
     let mut version = current.clone();
     version.flags |= flags::HAS_REVISIONS;
     keep_revision(txn, &version, flags::FORCE_CREATED)?;
-    Ok(true)
+    Ok(())
 }

@@ -82,7 +82,8 @@ pub(crate) fn put_document_with(
     let flags = current.as_ref().map(|c| c.flags).unwrap_or(0) & !flags::REVERTED;
     let (client_metadata, server_flags) = with_server_metadata(txn, &id_key(&stored_id), &document.client_metadata)?;
     let mut flags = (flags & !KEPT_BY_SERVER) | server_flags;
-    if force_revision_before && crate::revisions::writes::force_revision_before_put(txn, current.as_ref())? {
+    if force_revision_before {
+        crate::revisions::writes::force_revision_before_put(txn, &stored_id, current.as_ref())?;
         flags |= flags::HAS_REVISIONS;
     }
     let out = crate::revisions::writes::put_document(
