@@ -30,8 +30,9 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -X POST "$CORVID_URL/databases/rev
 [ "$code" = 200 ] || die "configuring revisions -> HTTP $code"
 
 rate() {  # rate DB CONC REP -> requests per second
-    local out
-    out=$(BENCH_DB=$1 BENCH_ID_COUNT=$IDS BENCH_SEED=$3 wrk -t "$WRK_THREADS" -c "$2" -d "${DURATION}s" --timeout 30s \
+    local out threads=$WRK_THREADS
+    [ "$2" -lt "$threads" ] && threads=$2  # wrk needs at least one connection per thread
+    out=$(BENCH_DB=$1 BENCH_ID_COUNT=$IDS BENCH_SEED=$3 wrk -t "$threads" -c "$2" -d "${DURATION}s" --timeout 30s \
         -s "$BENCH_DIR/lib/wrk_revisions.lua" "$CORVID_URL" 2>&1 | grep WRK_JSON | sed 's/^WRK_JSON //')
     python3 -c "import json,sys; d=json.loads(sys.argv[1]); assert d['errors']==0, d; print(round(d['requests']/(d['duration_us']/1e6)))" "$out"
 }
