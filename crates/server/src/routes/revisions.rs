@@ -120,7 +120,9 @@ fn results_response(results: &[Option<String>], total: Option<u64>, etag: &str) 
 pub async fn get(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let metadata_only = query.get_bool("metadataOnly");
-    let change_vectors = query.get_all("changeVector");
+    // The Python client sends change vectors unescaped, so the `+` of a base64 database id arrives as a space;
+    // a change vector never holds a space.
+    let change_vectors: Vec<String> = query.get_all("changeVector").into_iter().map(|cv| cv.replace(' ', "+")).collect();
     let database = state.landlord.database(&db).await?;
     if !change_vectors.is_empty() {
         let single = change_vectors.len() == 1;
