@@ -9,7 +9,8 @@ use crate::attachments::{AttachmentCommand, AttachmentReply};
 use crate::counters::{CountersReply, DocumentCounters};
 use crate::json_patch::{json_patch_in_txn, JsonPatchOp};
 use crate::patch::{patch_document, patch_in_txn, PatchCommand, PatchOutcome};
-use crate::write::document::{delete_document, delete_documents_with_prefix, put_document, DeleteOutcome, PutOutcome};
+use crate::revisions::writes::{force_revision, ForcedRevision};
+use crate::write::document::{delete_document, delete_documents_with_prefix, put_document, put_document_with, DeleteOutcome, PutOutcome};
 use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
 
@@ -59,6 +60,21 @@ pub enum BatchCommand {
     Attachment(AttachmentCommand),
     /// `Counters`: counter operations on one document.
     Counters(DocumentCounters),
+    /// `PUT` with `ForceRevisionCreationStrategy: Before`: a revision of the version it replaces is kept
+    /// first, whatever the revisions configuration says.
+    PutForcingRevision {
+        /// The id, as for `Put`.
+        id: String,
+        /// The change vector the client expects the current document to have.
+        expected: ExpectedChangeVector,
+        /// The new document.
+        document: IncomingDocument,
+    },
+    /// `ForceRevisionCreation`: a revision of the document's current version, whatever the configuration.
+    ForceRevisionCreation {
+        /// The document.
+        id: String,
+    },
 }
 
 /// The answer to one command of a batch, in the order of the commands.
@@ -105,13 +121,15 @@ pub enum BatchReply {
         /// Whether it was a delete (`CompareExchangeDELETE`).
         deleted: bool,
     },
+    /// What a `ForceRevisionCreation` command did.
+    ForceRevisionCreation(ForcedRevision),
 }
 
 /// Checks ids and names up front so a batch with a bad one is refused before it reaches the writer (and
 /// before a multipart batch's attachments are staged).
 pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
     match command {
-        BatchCommand::Put { id, .. } => {
+        BatchCommand::Put { id, .. } | BatchCommand::PutForcingRevision { id, .. } => {
             if id.is_empty() {
                 // the server generates one
             } else if !(id.ends_with('/') || id.ends_with('|')) || id.len() <= 1 {
@@ -120,7 +138,7 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
                 validate_id(&id[..id.len() - 1])?;
             }
         }
-        BatchCommand::Delete { id, .. } => {
+        BatchCommand::Delete { id, .. } | BatchCommand::ForceRevisionCreation { id } => {
             validate_id(id)?;
         }
         BatchCommand::DeletePrefix { .. } => {}
@@ -182,6 +200,8 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64) -> Resul
         }
         BatchCommand::Attachment(command) => BatchReply::Attachment(crate::attachments::run(txn, command, now)?),
         BatchCommand::Counters(command) => BatchReply::Counters(crate::counters::run(txn, command, now)?),
+        BatchCommand::PutForcingRevision { id, expected, document } => put_document_with(txn, &id, &expected, document, true, now)?.into(),
+        BatchCommand::ForceRevisionCreation { id } => BatchReply::ForceRevisionCreation(force_revision(txn, &id, now)?),
     })
 }
 

@@ -169,7 +169,7 @@ impl Database {
                     let now = now_nanos();
                     let mut out = Vec::with_capacity(ids.len());
                     for id in ids {
-                        if txn.delete_document(&id_key(&id), now)?.is_some() {
+                        if crate::revisions::writes::delete_document(txn, &id_key(&id), now)?.is_some() {
                             out.push(ByQueryDetail::Deleted { id });
                         }
                     }

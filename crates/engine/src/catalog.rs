@@ -64,6 +64,8 @@ mod tests {
             disabled: false,
             settings: serde_json::Map::new(),
             connection_strings: serde_json::Map::new(),
+            revisions: None,
+            revisions_for_conflicts: None,
         }
     }
 

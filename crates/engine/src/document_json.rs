@@ -7,11 +7,15 @@ use corvid_types::{format_date, metadata as meta, push_json_string};
 /// The flags RavenDB names in `@flags`, in the order it lists them.
 const FLAG_NAMES: &[(u32, &str)] = &[
     (flags::HAS_REVISIONS, "HasRevisions"),
+    (flags::DELETE_REVISION, "DeleteRevision"),
+    (flags::REVISION, "Revision"),
     (flags::HAS_ATTACHMENTS, "HasAttachments"),
     (flags::HAS_COUNTERS, "HasCounters"),
+    (flags::REVERTED, "Reverted"),
     (flags::HAS_TIME_SERIES, "HasTimeSeries"),
     (flags::ARTIFICIAL, "Artificial"),
     (flags::FROM_INDEX, "FromIndex"),
+    (flags::FORCE_CREATED, "ForceCreated"),
 ];
 
 /// Renders a stored document as the clients read it.
@@ -52,6 +56,11 @@ impl DocumentJson for DocumentRecord {
         out.push_str("}}");
         out
     }
+}
+
+/// `@flags` as RavenDB writes it (`None` when no flag is set).
+pub fn flags_text(bits: u32) -> String {
+    flags_string(bits).unwrap_or_else(|| "None".to_owned())
 }
 
 fn flags_string(bits: u32) -> Option<String> {

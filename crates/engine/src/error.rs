@@ -84,6 +84,10 @@ pub enum EngineError {
     /// No data subscription has this name or id (RavenDB's `SubscriptionDoesNotExistException`).
     #[error("{0}")]
     SubscriptionDoesNotExist(String),
+    /// A request RavenDB refuses with an `InvalidOperationException` (e.g. two revisions configurations for one
+    /// collection, a forced revision of a missing document).
+    #[error("{0}")]
+    InvalidOperation(String),
     /// A wait (for indexes to catch up, for a write to commit) took longer than allowed.
     #[error("timed out: {0}")]
     Timeout(String),

@@ -10,6 +10,8 @@ pub enum OperationResult {
     ByQuery(ByQueryResult),
     /// A bulk insert.
     BulkInsert(BulkInsertSummary),
+    /// A revert of documents to a point in time.
+    Revert(RevertSummary),
 }
 
 /// What a patch or delete by query changed.
@@ -57,4 +59,15 @@ pub struct BulkInsertSummary {
     pub bytes: u64,
     /// Transactions the writes were committed in.
     pub batches: u64,
+}
+
+/// What a revert to a point in time did (RavenDB's `RevertResult`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RevertSummary {
+    /// Revisions of the documents changed since the time.
+    pub scanned_revisions: u64,
+    /// Documents changed since the time.
+    pub scanned_documents: u64,
+    /// Documents restored (or deleted, when they did not exist at the time).
+    pub reverted_documents: u64,
 }

@@ -29,6 +29,8 @@ pub struct DatabaseStats {
     pub count_of_counter_entries: u64,
     /// Compare-exchange values.
     pub count_of_compare_exchange: u64,
+    /// Revisions of every document (delete revisions included).
+    pub count_of_revision_documents: u64,
 }
 
 /// The per-collection document counts of `/collections/stats`.
@@ -50,6 +52,7 @@ impl Database {
             count_of_unique_attachments: unique,
             count_of_counter_entries: counter_docs,
             count_of_compare_exchange: snapshot.count_compare_exchange()?,
+            count_of_revision_documents: snapshot.count_revisions()?,
             count_of_documents: snapshot.count_documents()?,
             count_of_tombstones: snapshot.count_tombstones()?,
             count_of_identities: snapshot.identities()?.len() as u64,

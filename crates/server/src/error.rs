@@ -209,6 +209,7 @@ impl From<&EngineError> for ApiError {
             EngineError::IndexCompilation { message } => ApiError::IndexCompilation(message.clone()),
             e @ EngineError::IndexErrored { .. } => ApiError::IndexErrored(e.to_string()),
             EngineError::NotSupported(m) => ApiError::NotSupported(m.clone()),
+            EngineError::InvalidOperation(m) => ApiError::InvalidOperation(m.clone()),
             EngineError::Timeout(m) => ApiError::Timeout(m.clone()),
             EngineError::SubscriptionDoesNotExist(m) => ApiError::SubscriptionDoesNotExist(m.clone()),
             // Only a request whose client is gone is cancelled: nobody reads this answer.

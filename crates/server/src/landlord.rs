@@ -187,6 +187,8 @@ impl Landlord {
             disabled: false,
             settings,
             connection_strings: serde_json::Map::new(),
+            revisions: None,
+            revisions_for_conflicts: None,
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {

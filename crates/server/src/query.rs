@@ -64,6 +64,16 @@ impl QueryParams {
     pub fn get_u64(&self, key: &str) -> Option<u64> {
         self.get(key).and_then(|v| v.trim().parse().ok())
     }
+
+    /// The rest of the first value-less key that starts with `prefix` (case-insensitively): the Python
+    /// client writes `&before<date>` without its `=`.
+    pub fn glued_value(&self, prefix: &str) -> Option<&str> {
+        self.pairs
+            .iter()
+            .filter(|(k, v)| v.is_empty() && k.len() > prefix.len() && k.is_char_boundary(prefix.len()))
+            .find(|(k, _)| k[..prefix.len()].eq_ignore_ascii_case(prefix))
+            .map(|(k, _)| &k[prefix.len()..])
+    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,12 @@ pub struct CatalogEntry {
     /// Connection strings by type (`Raven`, `Sql`, ...) and name, each kept as the client sent it.
     #[serde(default)]
     pub connection_strings: serde_json::Map<String, serde_json::Value>,
+    /// The record's `Revisions` (`RevisionsConfiguration`), as the engine rendered it; None when not set.
+    #[serde(default)]
+    pub revisions: Option<serde_json::Value>,
+    /// The record's `RevisionsForConflicts` (`RevisionsCollectionConfiguration`); None when not set.
+    #[serde(default)]
+    pub revisions_for_conflicts: Option<serde_json::Value>,
 }
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.

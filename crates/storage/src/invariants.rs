@@ -20,6 +20,8 @@ use crate::tables::{self, decode_etag, meta_keys, Tables};
 use crate::violation::{InvariantReport, Violation};
 use crate::{ReadTxn, StorageError, Store};
 
+mod revision_rows;
+
 /// Length of a database id: 16 random bytes in base64 without padding.
 const DATABASE_ID_LEN: usize = 22;
 
@@ -73,6 +75,7 @@ fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<Inv
     checker.counters()?;
     checker.compare_exchange()?;
     checker.identities()?;
+    checker.revisions()?;
     Ok(checker.report)
 }
 

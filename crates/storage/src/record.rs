@@ -89,7 +89,7 @@ pub mod flags {
     pub const HAS_ATTACHMENTS: u32 = 1 << 0;
     /// The document has counter rows.
     pub const HAS_COUNTERS: u32 = 1 << 1;
-    /// RavenDB's revisions flag (Corvid keeps no revisions yet).
+    /// The document has (or had) revisions.
     pub const HAS_REVISIONS: u32 = 1 << 2;
     /// RavenDB's time series flag (Corvid keeps no time series yet).
     pub const HAS_TIME_SERIES: u32 = 1 << 3;
@@ -97,6 +97,14 @@ pub mod flags {
     pub const ARTIFICIAL: u32 = 1 << 4;
     /// A map-reduce index's output (`OutputReduceToCollection`).
     pub const FROM_INDEX: u32 = 1 << 5;
+    /// A revision of a document write (kept in `revisions`).
+    pub const REVISION: u32 = 1 << 6;
+    /// A revision of a delete (kept in `revisions`, listed in the revisions bin).
+    pub const DELETE_REVISION: u32 = 1 << 7;
+    /// A revision created on request (`ForceRevisionCreation`), not by the configuration.
+    pub const FORCE_CREATED: u32 = 1 << 8;
+    /// A document restored from a revision by a revert.
+    pub const REVERTED: u32 = 1 << 9;
 }
 
 impl Tombstone {

@@ -65,7 +65,7 @@ impl Store {
                 let found =
                     u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
                 if found < tables::FORMAT_VERSION {
-                    // Versions 2 and 3 only added tables (attachments and counters; compare-exchange), created
+                    // Versions 2 and 3 only added tables (attachments and counters; compare-exchange and revisions), created
                     // empty above.
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {

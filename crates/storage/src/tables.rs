@@ -32,13 +32,35 @@ pub const ATTACHMENT_REFS: &str = "attachment_refs";
 pub const COUNTERS: &str = "counters";
 /// lower-cased compare-exchange key -> CompareExchangeRecord (u64 BE index, u16-length key as written, u32-length JSON)
 pub const COMPARE_EXCHANGE: &str = "compare_exchange";
+/// lower-cased document id + 0x1E + etag (u64 BE) of the revision -> DocumentRecord of the revision
+pub const REVISIONS: &str = "revisions";
+/// change vector (UTF-8) of a revision -> its `revisions` key
+pub const REVISIONS_BY_CHANGE_VECTOR: &str = "revisions_by_change_vector";
+/// etag (u64 BE) of a delete revision -> its `revisions` key (the revisions bin, before the live-document check)
+pub const REVISIONS_BIN: &str = "revisions_bin";
+/// lower-cased document id -> u64 BE number of its `revisions` rows (absent when none)
+pub const REVISION_COUNTS: &str = "revision_counts";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 10;
+pub const TABLE_COUNT: u32 = 14;
 
 /// Every table name, in the order of the fields of [`Tables`].
-const NAMES: [&str; TABLE_COUNT as usize] =
-    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS, COMPARE_EXCHANGE];
+const NAMES: [&str; TABLE_COUNT as usize] = [
+    DOCS,
+    DOCS_BY_ETAG,
+    COLLECTION_ETAGS,
+    TOMBSTONES,
+    IDENTITIES,
+    META,
+    ATTACHMENTS,
+    ATTACHMENT_REFS,
+    COUNTERS,
+    COMPARE_EXCHANGE,
+    REVISIONS,
+    REVISIONS_BY_CHANGE_VECTOR,
+    REVISIONS_BIN,
+    REVISION_COUNTS,
+];
 
 /// One LMDB table; keys and values are raw bytes laid out as described above.
 pub(crate) type Table = Database<Bytes, Bytes>;
@@ -57,6 +79,10 @@ pub(crate) struct Tables {
     pub attachment_refs: Table,
     pub counters: Table,
     pub compare_exchange: Table,
+    pub revisions: Table,
+    pub revisions_by_change_vector: Table,
+    pub revisions_bin: Table,
+    pub revision_counts: Table,
 }
 
 impl Tables {
@@ -94,6 +120,10 @@ impl Tables {
             attachment_refs: h[7],
             counters: h[8],
             compare_exchange: h[9],
+            revisions: h[10],
+            revisions_by_change_vector: h[11],
+            revisions_bin: h[12],
+            revision_counts: h[13],
         }
     }
 
@@ -111,6 +141,10 @@ impl Tables {
             t.attachment_refs,
             t.counters,
             t.compare_exchange,
+            t.revisions,
+            t.revisions_by_change_vector,
+            t.revisions_bin,
+            t.revision_counts,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
@@ -143,6 +177,8 @@ pub mod meta_keys {
     pub const LAST_ETAG: &[u8] = b"last_etag";
     /// u64 BE: the highest compare-exchange index handed out
     pub const COMPARE_EXCHANGE_LAST_INDEX: &[u8] = b"compare_exchange_last_index";
+    /// The revisions configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const REVISIONS_CONFIG: &[u8] = b"revisions_config";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {

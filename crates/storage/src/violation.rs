@@ -162,6 +162,16 @@ pub enum Violation {
         /// The table of the rows.
         table: &'static str,
     },
+    /// `revision_counts[key]` differs from the number of revision rows of that document.
+    #[error("revision_counts[{key}] is {stored}, but the document has {counted} revision rows")]
+    RevisionCount {
+        /// The document key.
+        key: String,
+        /// The stored count (0 when absent).
+        stored: u64,
+        /// Revision rows of the document.
+        counted: u64,
+    },
 }
 
 /// What a check of one database's storage found.
@@ -175,6 +185,8 @@ pub struct InvariantReport {
     pub attachments: u64,
     /// Counter rows looked at.
     pub counters: u64,
+    /// Revision rows looked at.
+    pub revisions: u64,
     /// Every broken invariant, in the order found; empty when the layout is sound.
     pub violations: Vec<Violation>,
 }

@@ -1,7 +1,7 @@
 //! Putting and deleting one document inside a write transaction, with the optimistic concurrency check and
 //! the server-kept metadata. Each returns its own outcome; the commands turn it into their replies.
 
-use corvid_storage::WriteTxn;
+use corvid_storage::{flags, WriteTxn};
 use corvid_types::{id_key, validate_id, NODE_TAG};
 
 use super::metadata::{with_server_metadata, KEPT_BY_SERVER};
@@ -59,16 +59,43 @@ pub(crate) fn put_document(
     document: IncomingDocument,
     now: i64,
 ) -> Result<PutOutcome, EngineError> {
+    put_document_with(txn, id, expected, document, false, now)
+}
+
+/// `put_document`, first keeping a forced revision of the version it replaces when `force_revision_before`
+/// (the PUT command's `ForceRevisionCreationStrategy: Before`).
+pub(crate) fn put_document_with(
+    txn: &mut WriteTxn<'_>,
+    id: &str,
+    expected: &ExpectedChangeVector,
+    document: IncomingDocument,
+    force_revision_before: bool,
+    now: i64,
+) -> Result<PutOutcome, EngineError> {
     let id = resolve_id(txn, id)?;
     validate_id(&id)?;
     let current = txn.document(&id_key(&id))?;
     expected.check(&id, current.as_ref(), "PUT")?;
     // Keep the id's original spelling from the first write, like RavenDB does on overwrite.
     let stored_id = current.as_ref().map(|c| c.id.clone()).unwrap_or(id);
-    let flags = current.as_ref().map(|c| c.flags).unwrap_or(0);
+    // `Reverted` marks only the version a revert wrote.
+    let flags = current.as_ref().map(|c| c.flags).unwrap_or(0) & !flags::REVERTED;
     let (client_metadata, server_flags) = with_server_metadata(txn, &id_key(&stored_id), &document.client_metadata)?;
-    let flags = (flags & !KEPT_BY_SERVER) | server_flags;
-    let out = txn.put_document(&stored_id, &document.collection, document.body, client_metadata, flags, now)?;
+    let mut flags = (flags & !KEPT_BY_SERVER) | server_flags;
+    if force_revision_before {
+        crate::revisions::writes::force_revision_before_put(txn, &stored_id, current.as_ref())?;
+        flags |= flags::HAS_REVISIONS;
+    }
+    let out = crate::revisions::writes::put_document(
+        txn,
+        current.as_ref(),
+        &stored_id,
+        &document.collection,
+        document.body,
+        client_metadata,
+        flags,
+        now,
+    )?;
     Ok(PutOutcome {
         id: stored_id,
         collection: out.collection,
@@ -88,7 +115,7 @@ pub(crate) fn delete_document(
     let key = id_key(id);
     let current = txn.document(&key)?;
     expected.check(id, current.as_ref(), "DELETE")?;
-    let outcome = txn.delete_document(&key, now)?;
+    let outcome = crate::revisions::writes::delete_document(txn, &key, now)?;
     Ok(DeleteOutcome { id: id.to_owned(), deleted: outcome.is_some(), change_vector: outcome.map(|o| o.change_vector) })
 }
 
@@ -96,7 +123,7 @@ pub(crate) fn delete_document(
 pub(crate) fn delete_documents_with_prefix(txn: &mut WriteTxn<'_>, prefix: &str, now: i64) -> Result<bool, EngineError> {
     let keys = txn.document_keys_with_prefix(&id_key(prefix))?;
     for key in &keys {
-        txn.delete_document(key, now)?;
+        crate::revisions::writes::delete_document(txn, key, now)?;
     }
     Ok(!keys.is_empty())
 }

@@ -40,6 +40,6 @@ pub(crate) fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> R
     let doc = txn.document(key)?.ok_or_else(|| EngineError::DocumentDoesNotExist(key.to_owned()))?;
     let (meta, bits) = with_server_metadata(txn, key, &doc.client_metadata)?;
     let kept = doc.flags & !KEPT_BY_SERVER;
-    let out = txn.put_document(&doc.id, &doc.collection, doc.body, meta, kept | bits, now)?;
+    let out = crate::revisions::writes::put_document(txn, Some(&doc), &doc.id, &doc.collection, doc.body.clone(), meta, kept | bits, now)?;
     Ok(out.change_vector)
 }

@@ -27,7 +27,14 @@ pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(
         .ok_or_else(|| ApiError::BadRequest("Creating a database requires its name ('name' or DatabaseName)".into()))?;
     let settings = record.get("Settings").and_then(Value::as_object).cloned().unwrap_or_default();
     let landlord = state.landlord.clone();
+    let revisions = match record.get("Revisions").filter(|r| !r.is_null()) {
+        Some(config) => Some(corvid_engine::RevisionsConfig::from_json(config)?),
+        None => None,
+    };
     let entry = blocking(move || landlord.create(&name, settings)).await?;
+    if let Some(config) = revisions {
+        super::revisions::apply_config(&state, &entry.name, config).await?;
+    }
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
     Ok(json_value(StatusCode::CREATED, &json!({"RaftCommandIndex": index, "Name": entry.name, "NodesAddedTo": [state.public_url]})))
 }
@@ -69,7 +76,8 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
         "Sorters": {}, "Analyzers": {}, "Indexes": {}, "AutoIndexes": {}, "Settings": entry.settings,
         "PeriodicBackups": [], "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
-        "OlapEtls": [], "Client": null, "Studio": null, "Revisions": null, "Expiration": null, "Refresh": null,
+        "OlapEtls": [], "Client": null, "Studio": null, "Revisions": entry.revisions, "RevisionsForConflicts": entry.revisions_for_conflicts,
+        "Expiration": null, "Refresh": null,
         "Etag": etag
     })
 }

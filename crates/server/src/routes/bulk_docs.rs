@@ -14,7 +14,7 @@ use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
-const NOT_YET_SUPPORTED: &[&str] = &["TimeSeries", "TimeSeriesWithIncrements", "ForceRevisionCreation", "BatchTrackChanges"];
+const NOT_YET_SUPPORTED: &[&str] = &["TimeSeries", "TimeSeriesWithIncrements", "BatchTrackChanges"];
 
 /// Bodies larger than this are parsed on the blocking pool.
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
@@ -96,7 +96,14 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
                 _ => return Err(ApiError::BadRequest(format!("Command #{index} (PUT) requires a 'Document' object"))),
             };
             // A PUT without an id gets one made up by the server.
-            Ok(BatchCommand::Put { id: id.clone().unwrap_or_default(), expected, document })
+            let id = id.clone().unwrap_or_default();
+            match string_field(&command, "ForceRevisionCreationStrategy", index)?.as_deref() {
+                None | Some("None") => Ok(BatchCommand::Put { id, expected, document }),
+                Some("Before") => Ok(BatchCommand::PutForcingRevision { id, expected, document }),
+                Some(other) => {
+                    Err(ApiError::BadRequest(format!("Command #{index} (PUT): unknown ForceRevisionCreationStrategy '{other}'")))
+                }
+            }
         }
         "DELETE" => {
             let id = require_id()?;
@@ -128,6 +135,7 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
             let patch = super::patch::parse_patch_fields(String::new(), ExpectedChangeVector::Any, &command)?;
             Ok(BatchCommand::BatchPatch { ids, patch: Box::new(patch) })
         }
+        "ForceRevisionCreation" => Ok(BatchCommand::ForceRevisionCreation { id: require_id()? }),
         "AttachmentPUT" | "AttachmentDELETE" | "AttachmentMOVE" | "AttachmentCOPY" | "Counters" => {
             super::bulk_attachments::parse_command(index, &kind, &command, id, expected)
         }
@@ -166,5 +174,6 @@ pub(super) fn reply_json(reply: BatchReply) -> Value {
         BatchReply::CompareExchange { key, index, deleted } => {
             json!({"Type": if deleted { "CompareExchangeDELETE" } else { "CompareExchangePUT" }, "Key": key, "Index": index})
         }
+        BatchReply::ForceRevisionCreation(forced) => super::revisions::forced_revision_reply(&forced),
     }
 }

@@ -20,6 +20,7 @@ mod not_supported;
 mod operations;
 mod patch;
 mod queries;
+mod revisions;
 mod server;
 mod stats;
 mod streams;
@@ -117,7 +118,17 @@ pub fn router(state: AppState) -> Router {
         .route("/subscriptions/update", post(subscriptions::update))
         .route("/subscriptions/state", get(subscriptions::subscription_state))
         .route("/subscriptions/drop", post(subscriptions::drop_connections))
-        .route("/admin/tasks/state", post(subscriptions::toggle_task));
+        .route("/admin/tasks/state", post(subscriptions::toggle_task))
+        .route("/admin/revisions/config", post(revisions::post_config))
+        .route("/admin/revisions/conflicts/config", post(revisions::post_conflicts_config))
+        .route("/admin/revisions", axum::routing::delete(revisions::delete))
+        .route("/revisions/config", get(revisions::get_config))
+        .route("/revisions/conflicts/config", get(revisions::get_conflicts_config))
+        .route("/revisions", get(revisions::get))
+        .route("/revisions/count", get(revisions::count))
+        .route("/revisions/bin", get(revisions::bin))
+        .route("/revisions/revert", post(revisions::revert))
+        .route("/revisions/revert/docs", post(revisions::revert_docs));
     let router = Router::new()
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))

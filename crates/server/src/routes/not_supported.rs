@@ -7,8 +7,10 @@
 const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/timeseries", "time series"),
     ("/admin/timeseries", "time series"),
-    ("/revisions", "revisions"),
-    ("/admin/revisions", "revisions"),
+    ("/revisions/resolved", "conflict resolution (Corvid runs as a single node)"),
+    ("/admin/revisions/config/enforce", "enforcing the revisions configuration on existing revisions"),
+    ("/admin/revisions/orphaned", "adopting orphaned revisions"),
+    ("/admin/revisions/bin-cleaner", "the revisions bin cleaner"),
     ("/smuggler", "export and import (smuggler)"),
     ("/admin/smuggler", "export and import (smuggler)"),
     ("/admin/backup", "backups"),

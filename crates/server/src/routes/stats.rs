@@ -35,7 +35,7 @@ fn size(bytes: u64) -> Value {
 /// `last_indexing_time`: the latest batch of any index (RavenDB's database-level `LastIndexingTime`).
 fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>, last_indexing_time: i64) -> Value {
     json!({
-        "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": 0,
+        "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": stats.count_of_revision_documents,
         "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
         "CountOfAttachments": stats.count_of_attachments, "CountOfUniqueAttachments": stats.count_of_unique_attachments,
         "CountOfCounterEntries": stats.count_of_counter_entries, "CountOfTimeSeriesSegments": 0,

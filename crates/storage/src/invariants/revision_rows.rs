@@ -1,0 +1,99 @@
+//! Invariants of the revision tables: every revision decodes under its own key (document and etag), has its
+//! change-vector entry, is counted, and is in the bin exactly when it is a delete revision; no lookup entry
+//! points to a missing revision.
+
+use std::collections::BTreeMap;
+
+use corvid_types::id_key;
+
+use super::{decode_failure, text, Checker};
+use crate::record::{flags, DocumentRecord};
+use crate::revisions::split_revision_key;
+use crate::tables::{self, decode_etag, etag_key};
+use crate::violation::Violation;
+use crate::StorageError;
+
+impl Checker<'_> {
+    pub(super) fn revisions(&mut self) -> Result<(), StorageError> {
+        let table = tables::REVISIONS;
+        let mut counted: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for entry in self.tables.revisions.iter(self.txn)? {
+            let (key, value) = entry?;
+            self.report.revisions += 1;
+            let Some((doc_key, etag)) = split_revision_key(key) else {
+                self.unreadable(table, text(key), "key is not a document id, 0x1E and an 8-byte etag");
+                continue;
+            };
+            let key_text = format!("{}#{etag}", text(doc_key));
+            *counted.entry(doc_key.to_vec()).or_default() += 1;
+            let revision = match DocumentRecord::decode(value) {
+                Ok(revision) => revision,
+                Err(e) => {
+                    self.unreadable(table, key_text, decode_failure(e));
+                    continue;
+                }
+            };
+            if id_key(&revision.id).as_bytes() != doc_key || revision.etag != etag {
+                self.violation(Violation::KeyMismatch {
+                    table,
+                    key: key_text.clone(),
+                    found: format!("{}#{}", revision.id, revision.etag),
+                });
+            }
+            self.etag_at_most_last(table, &key_text, etag);
+            if revision.flags & (flags::REVISION | flags::DELETE_REVISION) == 0 {
+                self.unreadable(table, key_text.clone(), "flags name neither Revision nor DeleteRevision");
+            }
+            if self.tables.revisions_by_change_vector.get(self.txn, revision.change_vector.as_bytes())? != Some(key) {
+                let table = tables::REVISIONS_BY_CHANGE_VECTOR;
+                self.violation(Violation::MissingIndexEntry { table, key: key_text.clone(), etag });
+            }
+            let in_bin = self.tables.revisions_bin.get(self.txn, &etag_key(etag))? == Some(key);
+            if in_bin != (revision.flags & flags::DELETE_REVISION != 0) {
+                let table = tables::REVISIONS_BIN;
+                self.violation(Violation::MissingIndexEntry { table, key: key_text, etag });
+            }
+        }
+        self.revision_lookups()?;
+        self.revision_counts(counted)
+    }
+
+    /// Entries of `revisions_by_change_vector` and `revisions_bin` point to revision rows.
+    fn revision_lookups(&mut self) -> Result<(), StorageError> {
+        let lookups = [
+            (tables::REVISIONS_BY_CHANGE_VECTOR, self.tables.revisions_by_change_vector),
+            (tables::REVISIONS_BIN, self.tables.revisions_bin),
+        ];
+        for (table, handle) in lookups {
+            for entry in handle.iter(self.txn)? {
+                let (key, target) = entry?;
+                if self.tables.revisions.get(self.txn, target)?.is_none() {
+                    let key = if table == tables::REVISIONS_BIN {
+                        decode_etag(key).map_or_else(|| text(key), |e| e.to_string())
+                    } else {
+                        text(key)
+                    };
+                    self.violation(Violation::Dangling { table, key, target: text(target) });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `revision_counts` holds the number of rows of each document with revisions, and nothing else.
+    fn revision_counts(&mut self, mut counted: BTreeMap<Vec<u8>, u64>) -> Result<(), StorageError> {
+        for entry in self.tables.revision_counts.iter(self.txn)? {
+            let (key, value) = entry?;
+            let rows = counted.remove(key).unwrap_or(0);
+            match decode_etag(value) {
+                Some(stored) if stored == rows => {}
+                Some(stored) => self.violation(Violation::RevisionCount { key: text(key), stored, counted: rows }),
+                None => self.unreadable(tables::REVISION_COUNTS, text(key), "value is not 8 bytes"),
+            }
+        }
+        for (key, rows) in counted {
+            self.violation(Violation::RevisionCount { key: text(&key), stored: 0, counted: rows });
+        }
+        Ok(())
+    }
+}
