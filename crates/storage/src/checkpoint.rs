@@ -59,6 +59,8 @@ impl<'s> Checkpointer<'s> {
 
     /// Flushes the data file and makes a checkpoint record durable. Only between commits.
     pub fn checkpoint(&mut self, journal: &mut Journal) -> Result<(), StorageError> {
+        #[cfg(test)]
+        journal_file::io_log::data_copy(self.store.path());
         self.store.env.force_sync()?;
         let fresh = self.store.env.read_txn()?;
         let state = flushed_state(self.store)?;

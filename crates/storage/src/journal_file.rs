@@ -18,8 +18,12 @@ use crate::StorageError;
 pub(crate) const JOURNAL_DIR: &str = "journal";
 /// Bytes reserved at the start of every file for its header; records start after it.
 pub(crate) const HEADER_BYTES: u64 = 4096;
-/// Size of a journal file (a bigger record gets a file of its own size).
+/// Size of a journal file (a bigger record gets a file of its own size). Small in tests, so they cross file
+/// and recycling boundaries quickly.
+#[cfg(not(test))]
 pub(crate) const FILE_BYTES: u64 = 8 << 20;
+#[cfg(test)]
+pub(crate) const FILE_BYTES: u64 = 256 << 10;
 const MAGIC: &[u8; 8] = b"CORVIDJ1";
 const FORMAT: u32 = 1;
 const SUFFIX: &str = ".journal";
@@ -194,6 +198,7 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), StorageError> {
 /// The recorded writes and flushes of journal files (tests only; nothing is recorded otherwise).
 #[cfg(not(test))]
 pub(crate) mod io_log {
+    #![allow(dead_code)]
     use std::path::Path;
     pub fn wrote(_: &Path, _: u64, _: &[u8]) {}
     pub fn sync_started(_: &Path) -> u64 {
@@ -202,6 +207,7 @@ pub(crate) mod io_log {
     pub fn synced(_: &Path, _: u64) {}
     pub fn renamed(_: &Path, _: &Path) {}
     pub fn removed(_: &Path) {}
+    pub fn data_copy(_: &Path) {}
 }
 
 #[cfg(test)]
@@ -232,6 +238,8 @@ pub(crate) mod io_log {
         },
         /// Markers the test or the checkpoint code adds.
         Mark(String),
+        /// The data file's content at that moment (what a flush now would make durable).
+        DataCopy(Vec<u8>),
     }
 
     pub type Log = Arc<Mutex<Vec<Event>>>;
@@ -273,5 +281,12 @@ pub(crate) mod io_log {
     }
     pub fn mark(path: &Path, what: &str) {
         push(path, || Event::Mark(what.to_owned()));
+    }
+    /// Records the content of `db_dir`'s data file, when its I/O is recorded.
+    pub fn data_copy(db_dir: &Path) {
+        if log_for(db_dir).is_some() {
+            let bytes = std::fs::read(db_dir.join(crate::tables::DATA_FILE)).unwrap();
+            push(db_dir, || Event::DataCopy(bytes));
+        }
     }
 }

@@ -11,6 +11,8 @@ mod checkpoint;
 mod codec;
 mod compact;
 mod counters;
+#[cfg(test)]
+mod crash_image_tests;
 mod disk_space;
 mod error;
 mod group_flusher;
@@ -20,6 +22,8 @@ mod journal;
 mod journal_file;
 mod journal_record;
 mod journal_recovery;
+#[cfg(test)]
+mod journal_tests;
 mod journaled_txn;
 mod map_growth;
 mod map_reduce_store;
