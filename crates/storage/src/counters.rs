@@ -59,7 +59,7 @@ impl WriteTxn<'_> {
 
     /// Removes a counter; false when it did not exist.
     pub fn delete_counter(&mut self, doc_key: &str, name: &str) -> Result<bool, StorageError> {
-        Ok(self.txn.delete(self.tables.counters, &named_key(doc_key, &id_key(name)))?)
+        self.txn.delete(self.tables.counters, &named_key(doc_key, &id_key(name)))
     }
 }
 

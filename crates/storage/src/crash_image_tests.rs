@@ -50,7 +50,7 @@ fn doc_id(i: u64) -> String {
 
 /// Transaction `i` deletes the document of transaction `i - 7` when `i` is a multiple of 5.
 fn deletes(i: u64) -> Option<u64> {
-    (i >= 7 && i % 5 == 0).then(|| i - 7)
+    (i >= 7 && i.is_multiple_of(5)).then(|| i - 7)
 }
 
 /// Runs the recorded workload; the events, and the number of events before the workload began.
@@ -76,7 +76,7 @@ fn recorded_run(root: &Path) -> (Vec<Event>, usize) {
         });
         written.unwrap();
         io_log::mark(&db, &format!("ack {i}"));
-        if i % 40 == 39 {
+        if (i + 1).is_multiple_of(40) {
             merger.checkpoint_blocking();
         }
     }

@@ -46,8 +46,11 @@ pub(crate) fn file_name(seq: u64) -> String {
     format!("{seq:016x}{SUFFIX}")
 }
 
+/// Journal files by sequence.
+pub(crate) type JournalFiles = Vec<(u64, PathBuf)>;
+
 /// The journal files of `dir` (the journal directory) by sequence, and the spares.
-pub(crate) fn list(dir: &Path) -> Result<(Vec<(u64, PathBuf)>, Vec<PathBuf>), StorageError> {
+pub(crate) fn list(dir: &Path) -> Result<(JournalFiles, Vec<PathBuf>), StorageError> {
     let mut files = Vec::new();
     let mut spares = Vec::new();
     let entries = match std::fs::read_dir(dir) {

@@ -269,10 +269,8 @@ fn writer_loop(
     checkpoint(&mut checkpointer, journal, stats);
 }
 
-/// Answers a job that never ran with `error`.
+/// Refuses a job without running it: dropping it drops its reply, which answers its writer with a failure.
 fn fail_job(job: WriteJob, error: &StorageError) {
-    // The job must run to produce its answer; it runs in no transaction, so it is answered before it can
-    // write: dropping it answers its writer with a failure.
     drop(job);
     tracing::debug!(error = %error, "a write was refused");
 }
