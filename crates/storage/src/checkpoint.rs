@@ -8,16 +8,13 @@
 //! reuses a freed page only once no reader can see it. Holding a reader on the checkpointed snapshot until the
 //! next checkpoint record is durable keeps its pages as they were flushed.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 use heed::{RoTxn, WithoutTls};
 
-use crate::journal::{CheckpointState, Journal};
+use crate::journal::{flushed_state, Journal};
 use crate::journal_file;
 use crate::store::Store;
-use crate::tables::DATA_FILE;
 use crate::StorageError;
 
 /// A checkpoint once this many record bytes were written since the last (most of a journal file, so files
@@ -25,17 +22,6 @@ use crate::StorageError;
 pub(crate) const CHECKPOINT_BYTES: u64 = journal_file::FILE_BYTES * 3 / 4;
 /// A checkpoint at least this often while there are writes (bounds replay time after a crash).
 pub(crate) const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
-
-/// The flushed state of the data file, read right after `mdb_env_sync` on the merger thread (no commit can
-/// happen meanwhile).
-pub(crate) fn flushed_state(store: &Store) -> Result<CheckpointState, StorageError> {
-    let page_size = store.page_size()? as u32;
-    let path = store.path().join(DATA_FILE);
-    let file = File::open(&path).map_err(journal_file::io_error(&path))?;
-    let mut meta_pages = vec![0u8; 2 * page_size as usize];
-    file.read_exact_at(&mut meta_pages, 0).map_err(journal_file::io_error(&path))?;
-    Ok(CheckpointState { lmdb_txn: store.env.info().last_txn_id as u64, page_size, meta_pages })
-}
 
 /// The merger's checkpoint state: the read transaction that protects the last checkpoint's pages.
 pub(crate) struct Checkpointer<'s> {
@@ -63,7 +49,7 @@ impl<'s> Checkpointer<'s> {
         journal_file::io_log::data_copy(self.store.path());
         self.store.env.force_sync()?;
         let fresh = self.store.env.read_txn()?;
-        let state = flushed_state(self.store)?;
+        let state = flushed_state(&self.store.env, self.store.path())?;
         #[cfg(test)]
         journal_file::io_log::mark(self.store.path(), "data-synced");
         journal.checkpoint(&state)?;

@@ -4,11 +4,15 @@
 //! (`group_flusher.rs`); a checkpoint record is written and flushed here.
 
 use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use heed::{Env, WithoutTls};
+
 use crate::journal_file::{self, JournalFile, HEADER_BYTES};
 use crate::journal_record::{self, OpBuffer, RECORD_HEADER_LEN};
+use crate::tables::DATA_FILE;
 use crate::StorageError;
 
 /// Where a record went, for the flusher.
@@ -42,6 +46,17 @@ pub(crate) struct CheckpointState {
     pub lmdb_txn: u64,
     pub page_size: u32,
     pub meta_pages: Vec<u8>,
+}
+
+/// The state of the data file of the environment in `db_dir` right after `mdb_env_sync`: read before any
+/// other commit (on the merger thread, or while opening).
+pub(crate) fn flushed_state(env: &Env<WithoutTls>, db_dir: &Path) -> Result<CheckpointState, StorageError> {
+    let page_size = env.stat().page_size;
+    let path = db_dir.join(DATA_FILE);
+    let file = File::open(&path).map_err(journal_file::io_error(&path))?;
+    let mut meta_pages = vec![0u8; 2 * page_size as usize];
+    file.read_exact_at(&mut meta_pages, 0).map_err(journal_file::io_error(&path))?;
+    Ok(CheckpointState { lmdb_txn: env.info().last_txn_id as u64, page_size, meta_pages })
 }
 
 impl Journal {

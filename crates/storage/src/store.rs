@@ -7,8 +7,7 @@ use heed::{Env, EnvOpenOptions, WithoutTls};
 use parking_lot::Mutex;
 
 use crate::blob_store::BlobStore;
-use crate::checkpoint;
-use crate::journal::Journal;
+use crate::journal::{flushed_state, Journal};
 use crate::journal_file::JOURNAL_DIR;
 use crate::journal_recovery;
 use crate::read_txn::ReadTxn;
@@ -143,7 +142,7 @@ impl Store {
         };
         // A fresh journal starting with a checkpoint of the data file as it is now (flushed).
         store.env.force_sync()?;
-        let state = checkpoint::flushed_state(&store)?;
+        let state = flushed_state(&store.env, &store.path)?;
         let next_id = plan.replay.last().map(|(id, _)| id + 1).or(plan.checkpoint.as_ref().map(|c| c.covers + 1)).unwrap_or(1);
         let journal = Journal::start(&path.join(JOURNAL_DIR), &store.database_id, next_id, plan.files, plan.spares, &state)?;
         drop(protected);
@@ -212,7 +211,7 @@ impl Drop for Store {
     fn drop(&mut self) {
         let Some(mut journal) = self.journal.get_mut().take() else { return };
         let checkpointed = self.env.force_sync().map_err(StorageError::from).and_then(|()| {
-            let state = checkpoint::flushed_state(self)?;
+            let state = flushed_state(&self.env, &self.path)?;
             journal.checkpoint(&state)
         });
         if let Err(e) = checkpointed {
