@@ -6,11 +6,12 @@
 //! included. Each image is opened (recovery) and must hold every acknowledged transaction, no transaction
 //! half-applied, and pass the invariant check.
 //!
-//! The data file's pages are modelled from its content at each flush rather than from each `pwrite` (LMDB's
-//! I/O is not ours to record): a page written between two flushes is taken in its last version, so an image
-//! may hold writes made after its crash point. That is a superset of what the disk could hold, except while a
-//! checkpoint record is being flushed, when the merger writes nothing to the data file (the model keeps the
-//! flushed content then).
+//! The data file's pages are modelled from copies of it rather than from each `pwrite` (LMDB's I/O is not
+//! ours to record): copies are taken when a checkpoint starts and just before it lets the previous
+//! checkpoint's snapshot go. The content at the start of the last checkpoint whose flush finished is durable;
+//! every page that differs in the first copy after the crash point is old, new or torn. A page written several
+//! times in between is taken in its last version, and an image may hold writes made after its crash point
+//! (but never after a protected snapshot was let go): a superset of what the disk could hold.
 //!
 //! `CORVID_CRASH_IMAGES` sets the number of images (default 200), `CORVID_CRASH_SEED` the seed.
 
@@ -59,7 +60,7 @@ fn recorded_run(root: &Path) -> (Vec<Event>, usize) {
     let log = io_log::record(&db);
     let store = Arc::new(Store::open(&db, &options()).unwrap());
     // The opening flushed the data file and wrote a checkpoint: checkpoint 0 of the model.
-    io_log::data_copy(&db);
+    io_log::data_copy(&db, "start");
     io_log::mark(&db, "data-synced");
     io_log::mark(&db, "checkpoint-durable");
     let start = log.lock().unwrap().len();
@@ -80,7 +81,7 @@ fn recorded_run(root: &Path) -> (Vec<Event>, usize) {
             merger.checkpoint_blocking();
         }
     }
-    io_log::data_copy(&db);
+    io_log::data_copy(&db, "end");
     let events = log.lock().unwrap().clone();
     merger.stop();
     (events, start)
@@ -113,7 +114,7 @@ fn journal_image(events: &[Event], cut: usize, rng: &mut Rng) -> HashMap<PathBuf
             Event::Removed { path } => {
                 files.remove(path);
             }
-            Event::Mark(_) | Event::DataCopy(_) => {}
+            Event::Mark(_) | Event::DataCopy(..) => {}
         }
     }
     let mut image = HashMap::new();
@@ -142,12 +143,14 @@ fn journal_image(events: &[Event], cut: usize, rng: &mut Rng) -> HashMap<PathBuf
 
 /// The data file a power loss at event `cut` could leave.
 fn data_image(events: &[Event], cut: usize, rng: &mut Rng) -> Vec<u8> {
-    let copies: Vec<(usize, &Vec<u8>)> =
-        events.iter().enumerate().filter_map(|(at, e)| if let Event::DataCopy(b) = e { Some((at, b)) } else { None }).collect();
-    let count = |what: &str| events[..cut].iter().filter(|e| matches!(e, Event::Mark(m) if m == what)).count();
-    let (synced, durable) = (count("data-synced"), count("checkpoint-durable"));
-    let base = copies[synced - 1].1;
-    let new = if synced > durable { base } else { copies[synced].1 };
+    let copies: Vec<(usize, &str, &Vec<u8>)> =
+        events.iter().enumerate().filter_map(|(at, e)| if let Event::DataCopy(tag, b) = e { Some((at, *tag, b)) } else { None }).collect();
+    let synced = events[..cut].iter().filter(|e| matches!(e, Event::Mark(m) if m == "data-synced")).count();
+    // Flushed: the data file when the last checkpoint whose flush finished started.
+    let base = copies.iter().filter(|(_, tag, _)| *tag == "start").nth(synced - 1).unwrap().2;
+    // Every write up to the next copy (a superset: see the module comment). No snapshot a recovery may
+    // need is let go before that copy.
+    let new = copies.iter().find(|(at, _, _)| *at >= cut).unwrap_or(copies.last().unwrap()).2;
     let mut image = new.clone();
     for (page, chunk) in image.chunks_mut(PAGE).enumerate() {
         let start = page * PAGE;

@@ -28,17 +28,25 @@ pub(crate) struct Journal {
     current: JournalFile,
     /// Offset of the next record in the current file.
     end: u64,
-    /// Every file since the one holding the last checkpoint record, current included, by sequence.
-    files: Vec<(u64, PathBuf)>,
+    /// Every file a recovery may need, current included, by sequence, with the id of the first transaction
+    /// record written to it (records in a file are below the next file's first id).
+    files: Vec<(u64, PathBuf, u64)>,
     spares: Vec<PathBuf>,
     /// Id of the next transaction record.
     next_id: u64,
     /// The last record written, until the next: the merger takes it back when its commit fails.
     last: Option<(u64, usize)>,
-    /// Record bytes since the last checkpoint record.
-    pub bytes_since_checkpoint: u64,
-    /// Record bytes ever written by this process.
+    /// `bytes_written` when the data file was flushed for the last checkpoint record.
+    checkpointed_bytes: u64,
+    /// Transaction record bytes written since the journal started.
     pub bytes_written: u64,
+}
+
+/// The transactions a flush of the data file covers.
+#[derive(Clone, Copy)]
+pub(crate) struct Covered {
+    id: u64,
+    bytes_written: u64,
 }
 
 /// The LMDB state a checkpoint record names.
@@ -48,8 +56,8 @@ pub(crate) struct CheckpointState {
     pub meta_pages: Vec<u8>,
 }
 
-/// The state of the data file of the environment in `db_dir` right after `mdb_env_sync`: read before any
-/// other commit (on the merger thread, or while opening).
+/// The state of the latest commit of the environment in `db_dir` (its LMDB transaction id and the meta
+/// pages naming it), read before any other commit (on the merger thread, or while opening).
 pub(crate) fn flushed_state(env: &Env<WithoutTls>, db_dir: &Path) -> Result<CheckpointState, StorageError> {
     let page_size = env.stat().page_size;
     let path = db_dir.join(DATA_FILE);
@@ -77,17 +85,18 @@ impl Journal {
         let mut journal = Journal {
             dir: dir.to_owned(),
             database_id: database_id.to_owned(),
-            files: previous,
+            files: previous.into_iter().map(|(seq, path)| (seq, path, 0)).collect(),
             end: HEADER_BYTES,
             spares,
             next_id,
             last: None,
-            bytes_since_checkpoint: 0,
+            checkpointed_bytes: 0,
             bytes_written: 0,
             current,
         };
-        journal.files.push((seq, journal.current.path.clone()));
-        journal.checkpoint(checkpoint)?;
+        journal.files.push((seq, journal.current.path.clone(), next_id));
+        let covered = journal.covered_now();
+        journal.checkpoint(checkpoint, covered)?;
         Ok(journal)
     }
 
@@ -97,6 +106,7 @@ impl Journal {
         self.make_room(needed)?;
         let record = journal_record::encode_transaction(self.current.seq, self.next_id, ops);
         self.write(&record)?;
+        self.bytes_written += record.len() as u64;
         self.next_id += 1;
         Ok(Appended { file: self.current.file.clone(), path: self.current.path.clone() })
     }
@@ -108,26 +118,37 @@ impl Journal {
         journal_file::write_at(&self.current.file, &self.current.path, &[0u8; RECORD_HEADER_LEN], offset)?;
         self.end = offset;
         self.next_id -= 1;
-        self.bytes_since_checkpoint -= len as u64;
+        self.bytes_written -= len as u64;
         Ok(())
     }
 
-    /// Writes and flushes a checkpoint record (the data file is flushed at `state`, which holds every
-    /// transaction record written so far), then recycles the files before the one holding it.
-    pub fn checkpoint(&mut self, state: &CheckpointState) -> Result<(), StorageError> {
+    /// What a flush of the data file now covers: every transaction written so far.
+    pub fn covered_now(&self) -> Covered {
+        Covered { id: self.next_id - 1, bytes_written: self.bytes_written }
+    }
+
+    /// Record bytes since the data file was last flushed for a checkpoint (what a crash would replay).
+    pub fn bytes_since_checkpoint(&self) -> u64 {
+        self.bytes_written - self.checkpointed_bytes
+    }
+
+    /// Writes and flushes a checkpoint record: the data file was flushed at `state`, which holds every
+    /// transaction up to `covers` (later records may precede this one: the merger goes on committing while
+    /// the data file is flushed). Then recycles the files holding only records up to `covers`.
+    pub fn checkpoint(&mut self, state: &CheckpointState, covered: Covered) -> Result<(), StorageError> {
+        let covers = covered.id;
         let needed = (RECORD_HEADER_LEN + 16 + state.meta_pages.len()) as u64;
         self.make_room(needed)?;
-        let record =
-            journal_record::encode_checkpoint(self.current.seq, self.next_id - 1, state.lmdb_txn, state.page_size, &state.meta_pages);
+        let record = journal_record::encode_checkpoint(self.current.seq, covers, state.lmdb_txn, state.page_size, &state.meta_pages);
         self.write(&record)?;
         self.last = None;
         journal_file::sync(&self.current.file, &self.current.path)?;
-        let keep_from = self.files.iter().position(|(seq, _)| *seq == self.current.seq).unwrap_or(0);
-        let obsolete: Vec<_> = self.files.drain(..keep_from).collect();
+        let obsolete_count = (0..self.files.len().saturating_sub(1)).take_while(|i| self.files[i + 1].2 <= covers + 1).count();
+        let obsolete: Vec<_> = self.files.drain(..obsolete_count).map(|(seq, path, _)| (seq, path)).collect();
         if !obsolete.is_empty() {
             journal_file::recycle(&self.dir, &obsolete, &mut self.spares)?;
         }
-        self.bytes_since_checkpoint = 0;
+        self.checkpointed_bytes = covered.bytes_written;
         Ok(())
     }
 
@@ -137,7 +158,7 @@ impl Journal {
         }
         let seq = self.current.seq + 1;
         self.current = journal_file::create(&self.dir, seq, &self.database_id, needed, &mut self.spares)?;
-        self.files.push((seq, self.current.path.clone()));
+        self.files.push((seq, self.current.path.clone(), self.next_id));
         self.end = HEADER_BYTES;
         self.last = None;
         Ok(())
@@ -147,8 +168,6 @@ impl Journal {
         journal_file::write_at(&self.current.file, &self.current.path, record, self.end)?;
         self.last = Some((self.end, record.len()));
         self.end += record.len() as u64;
-        self.bytes_since_checkpoint += record.len() as u64;
-        self.bytes_written += record.len() as u64;
         Ok(())
     }
 }

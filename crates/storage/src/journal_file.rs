@@ -210,7 +210,7 @@ pub(crate) mod io_log {
     pub fn synced(_: &Path, _: u64) {}
     pub fn renamed(_: &Path, _: &Path) {}
     pub fn removed(_: &Path) {}
-    pub fn data_copy(_: &Path) {}
+    pub fn data_copy(_: &Path, _: &'static str) {}
 }
 
 #[cfg(test)]
@@ -241,8 +241,9 @@ pub(crate) mod io_log {
         },
         /// Markers the test or the checkpoint code adds.
         Mark(String),
-        /// The data file's content at that moment (what a flush now would make durable).
-        DataCopy(Vec<u8>),
+        /// The data file's content at that moment: when a checkpoint starts ("start"), just before it lets
+        /// the previous checkpoint's snapshot go ("end"), or as the test says.
+        DataCopy(&'static str, Vec<u8>),
     }
 
     pub type Log = Arc<Mutex<Vec<Event>>>;
@@ -286,10 +287,10 @@ pub(crate) mod io_log {
         push(path, || Event::Mark(what.to_owned()));
     }
     /// Records the content of `db_dir`'s data file, when its I/O is recorded.
-    pub fn data_copy(db_dir: &Path) {
+    pub fn data_copy(db_dir: &Path, tag: &'static str) {
         if log_for(db_dir).is_some() {
             let bytes = std::fs::read(db_dir.join(crate::tables::DATA_FILE)).unwrap();
-            push(db_dir, || Event::DataCopy(bytes));
+            push(db_dir, || Event::DataCopy(tag, bytes));
         }
     }
 }

@@ -3,6 +3,7 @@
 //! the disk), and replay the transaction records after it in order. The first record that is torn, fails its
 //! checksum or does not follow its predecessor ends the replay: it was never acknowledged.
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
@@ -71,8 +72,10 @@ pub(crate) fn scan(db_dir: &Path, database_id: Option<&str>) -> Result<RecoveryP
         return Err(StorageError::Journal { path: dir, reason: format!("the database has no {DATABASE_ID_FILE} to match it with") });
     };
     let mut plan = RecoveryPlan { files: files.clone(), spares, ..RecoveryPlan::default() };
-    // The chain of transactions after the latest checkpoint; broken by the first record that is not next.
-    let mut chain_open = true;
+    // Every whole transaction record (a file's records end at its first bad one), by id: the merger goes on
+    // committing while a checkpoint's data-file flush runs, so records after the checkpoint may precede its
+    // record, possibly in an earlier file.
+    let mut transactions: BTreeMap<u64, (Vec<TableOp>, u64)> = BTreeMap::new();
     for (seq, path) in &files {
         let bytes = journal_file::read(path, *seq, database_id)?;
         let mut at = HEADER_BYTES as usize;
@@ -81,7 +84,6 @@ pub(crate) fn scan(db_dir: &Path, database_id: Option<&str>) -> Result<RecoveryP
                 Ok(decoded) => decoded,
                 Err(end) => {
                     tracing::debug!(file = %path.display(), offset = at, ?end, "end of journal records");
-                    // A file ends where its records end; only the next file can continue the chain.
                     break;
                 }
             };
@@ -89,21 +91,21 @@ pub(crate) fn scan(db_dir: &Path, database_id: Option<&str>) -> Result<RecoveryP
             match record {
                 Record::Checkpoint { covers, lmdb_txn, page_size, meta_pages } => {
                     plan.checkpoint = Some(FoundCheckpoint { covers, lmdb_txn, page_size, meta_pages });
-                    plan.replay.clear();
-                    plan.replay_bytes = 0;
-                    chain_open = true;
                 }
                 Record::Transaction { id, ops } => {
-                    let Some(checkpoint) = &plan.checkpoint else { continue };
-                    let expected = plan.replay.last().map_or(checkpoint.covers + 1, |(last, _)| last + 1);
-                    if chain_open && id == expected {
-                        plan.replay.push((id, ops));
-                        plan.replay_bytes += len as u64;
-                    } else if id > checkpoint.covers {
-                        chain_open = false;
-                    }
+                    transactions.insert(id, (ops, len as u64));
                 }
             }
+        }
+    }
+    // Replay from the checkpoint while ids follow each other: the first missing one was never acknowledged,
+    // nor was anything after it.
+    if let Some(checkpoint) = &plan.checkpoint {
+        let mut next = checkpoint.covers + 1;
+        while let Some((ops, len)) = transactions.remove(&next) {
+            plan.replay.push((next, ops));
+            plan.replay_bytes += len;
+            next += 1;
         }
     }
     #[cfg(test)]

@@ -199,6 +199,7 @@ fn writer_loop(
             Ok(job) => job,
             Err(RecvTimeoutError::Timeout) => {
                 // Idle: a checkpoint keeps the replay after a crash short.
+                finish_checkpoint(&mut checkpointer, journal, stats, true);
                 if checkpointer.due(journal) {
                     checkpoint(&mut checkpointer, journal, stats);
                 }
@@ -255,9 +256,12 @@ fn writer_loop(
             }
         }
         stats.journal_bytes.store(journal.bytes_written, Ordering::Relaxed);
-        stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint, Ordering::Relaxed);
+        stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
+        finish_checkpoint(&mut checkpointer, journal, stats, false);
         if checkpointer.due(journal) {
-            checkpoint(&mut checkpointer, journal, stats);
+            if let Err(e) = checkpointer.start(journal) {
+                tracing::error!(error = %e, "cannot start a checkpoint");
+            }
         }
         // In low-space mode the space the reserve left is for deletes.
         if stats.queued.load(Ordering::Relaxed) == 0 && !reserve.is_low() {
@@ -275,6 +279,20 @@ fn fail_job(job: WriteJob, error: &StorageError) {
     tracing::debug!(error = %error, "a write was refused");
 }
 
+/// Finishes the checkpoint in progress if its data-file flush is done (or waits for it).
+fn finish_checkpoint(checkpointer: &mut Checkpointer<'_>, journal: &mut Journal, stats: &MergerStats, wait: bool) {
+    match checkpointer.finish(journal, wait) {
+        Ok(true) => {
+            stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+            stats.fsyncs.fetch_add(2, Ordering::Relaxed);
+        }
+        Ok(false) => {}
+        Err(e) => tracing::error!(error = %e, "checkpoint failed; the journal keeps growing until one succeeds"),
+    }
+    stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
+}
+
+/// A whole checkpoint, waited for.
 fn checkpoint(checkpointer: &mut Checkpointer<'_>, journal: &mut Journal, stats: &MergerStats) {
     match checkpointer.checkpoint(journal) {
         Ok(()) => {
@@ -283,7 +301,7 @@ fn checkpoint(checkpointer: &mut Checkpointer<'_>, journal: &mut Journal, stats:
         }
         Err(e) => tracing::error!(error = %e, "checkpoint failed; the journal keeps growing until one succeeds"),
     }
-    stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint, Ordering::Relaxed);
+    stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
 }
 
 /// Publishes how much of the data file is free pages (what deletes gave back). Merger thread only.

@@ -212,7 +212,8 @@ impl Drop for Store {
         let Some(mut journal) = self.journal.get_mut().take() else { return };
         let checkpointed = self.env.force_sync().map_err(StorageError::from).and_then(|()| {
             let state = flushed_state(&self.env, &self.path)?;
-            journal.checkpoint(&state)
+            let covered = journal.covered_now();
+            journal.checkpoint(&state, covered)
         });
         if let Err(e) = checkpointed {
             tracing::error!(path = %self.path.display(), error = %e, "closing checkpoint failed; the next opening replays the journal");
