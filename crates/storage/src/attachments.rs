@@ -100,12 +100,12 @@ impl WriteTxn<'_> {
             etag,
             change_vector: format_change_vector(etag, self.database_id),
         };
-        self.tables.attachments.put(&mut self.txn, &named_key(doc_key, &id_key(name)), &record.encode())?;
+        self.txn.put(self.tables.attachments, &named_key(doc_key, &id_key(name)), &record.encode())?;
         let refs = match self.tables.attachment_refs.get(&self.txn, hash.as_bytes())? {
             Some(bytes) => decode_refs(bytes)?,
             None => 0,
         };
-        self.tables.attachment_refs.put(&mut self.txn, hash.as_bytes(), &(refs + 1).to_be_bytes())?;
+        self.txn.put(self.tables.attachment_refs, hash.as_bytes(), &(refs + 1).to_be_bytes())?;
         Ok(record)
     }
 
@@ -115,7 +115,7 @@ impl WriteTxn<'_> {
         let Some(old) = self.tables.attachments.get(&self.txn, &key)?.map(AttachmentRecord::decode).transpose()? else {
             return Ok(None);
         };
-        self.tables.attachments.delete(&mut self.txn, &key)?;
+        self.txn.delete(self.tables.attachments, &key)?;
         self.dereference(&old.hash)?;
         Ok(Some(old))
     }
@@ -126,10 +126,10 @@ impl WriteTxn<'_> {
             None => return Err(StorageError::corrupted(tables::ATTACHMENT_REFS, format!("no reference count for {hash}"))),
         };
         if refs <= 1 {
-            self.tables.attachment_refs.delete(&mut self.txn, hash.as_bytes())?;
+            self.txn.delete(self.tables.attachment_refs, hash.as_bytes())?;
             self.released.push(hash.to_owned());
         } else {
-            self.tables.attachment_refs.put(&mut self.txn, hash.as_bytes(), &(refs - 1).to_be_bytes())?;
+            self.txn.put(self.tables.attachment_refs, hash.as_bytes(), &(refs - 1).to_be_bytes())?;
         }
         Ok(())
     }
@@ -143,7 +143,7 @@ impl WriteTxn<'_> {
         let keys: Vec<Vec<u8>> =
             self.tables.counters.prefix_iter(&self.txn, &prefix)?.map(|e| e.map(|(k, _)| k.to_vec())).collect::<Result<_, _>>()?;
         for key in keys {
-            self.tables.counters.delete(&mut self.txn, &key)?;
+            self.txn.delete(self.tables.counters, &key)?;
         }
         Ok(())
     }

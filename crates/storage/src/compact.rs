@@ -1,6 +1,7 @@
 //! Compaction of a closed database: LMDB's compacting copy (free pages left out, every B-tree rewritten in
 //! order) replaces the data file. The copy is fsynced and renamed over `data.mdb`, and the directory
-//! fsynced, so a crash at any point leaves either the old file or the new one, never a mix.
+//! fsynced, so a crash at any point leaves either the old file or the new one, never a mix. The journal is
+//! emptied first (after a checkpoint): its checkpoint describes the old file.
 
 use std::fs::File;
 use std::path::Path;
@@ -8,8 +9,9 @@ use std::time::{Duration, Instant};
 
 use heed::{CompactionOption, EnvOpenOptions};
 
+use crate::journal_file::JOURNAL_DIR;
 use crate::tables::{self, DATA_FILE};
-use crate::StorageError;
+use crate::{StorageError, Store, StoreOptions};
 
 const COPY_FILE: &str = "data.mdb.compacting";
 
@@ -33,6 +35,24 @@ pub fn compact_closed_store(dir: &Path, wait: Duration) -> Result<Compaction, St
     let copy = dir.join(COPY_FILE);
     let bytes_before = std::fs::metadata(&data).map_err(io(&data))?.len();
     let deadline = Instant::now() + wait;
+    // Recovered and closed with a checkpoint, the data file holds everything; the journal (whose checkpoint
+    // names this file's meta pages) goes before the file is replaced, and the next opening starts a new one.
+    loop {
+        let options = StoreOptions { map_size: bytes_before as usize + (1 << 20), disk_reserve_bytes: 0, ..StoreOptions::default() };
+        match Store::open(dir, &options) {
+            Ok(store) => break drop(store),
+            Err(StorageError::Lmdb(heed::Error::EnvAlreadyOpened)) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let journal = dir.join(JOURNAL_DIR);
+    match std::fs::remove_dir_all(&journal) {
+        Ok(()) => File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io(&journal)(e)),
+    }
     let env = loop {
         let mut open = EnvOpenOptions::new();
         // LMDB takes the larger of this and the size recorded in the file.
@@ -64,7 +84,6 @@ pub fn compact_closed_store(dir: &Path, wait: Duration) -> Result<Compaction, St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Store, StoreOptions};
 
     #[test]
     fn a_compacted_store_keeps_its_data_in_less_space() {

@@ -53,13 +53,13 @@ impl WriteTxn<'_> {
             Some(c) => CounterValue { value: c.value.saturating_add(delta), name: c.name },
             None => CounterValue { value: delta, name: name.to_owned() },
         };
-        self.tables.counters.put(&mut self.txn, &named_key(doc_key, &id_key(name)), &encode(&counter))?;
+        self.txn.put(self.tables.counters, &named_key(doc_key, &id_key(name)), &encode(&counter))?;
         Ok((counter, created))
     }
 
     /// Removes a counter; false when it did not exist.
     pub fn delete_counter(&mut self, doc_key: &str, name: &str) -> Result<bool, StorageError> {
-        Ok(self.tables.counters.delete(&mut self.txn, &named_key(doc_key, &id_key(name)))?)
+        self.txn.delete(self.tables.counters, &named_key(doc_key, &id_key(name)))
     }
 }
 

@@ -65,6 +65,15 @@ pub enum StorageError {
     /// The merger has stopped.
     #[error("the database is shutting down")]
     ShuttingDown,
+    /// A database's write-ahead journal cannot be used: written for another database, damaged where no crash
+    /// could have left it, or not matching the data file. The database is not opened.
+    #[error("the journal at {path} cannot be used: {reason}")]
+    Journal {
+        /// The journal directory or file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The writer failed the write: it panicked, its merged commit failed, or the writer thread is gone.
     #[error("the write was interrupted by an internal failure: {0}")]
     WriterFailed(String),

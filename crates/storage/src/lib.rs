@@ -1,23 +1,35 @@
 //! Corvid's storage layer: the only crate that knows LMDB. One LMDB environment per database, the document
 //! tables and their key layouts (docs/storage-format.md), snapshot reads, and the transaction merger that
-//! turns many concurrent writes into one durable commit.
+//! turns many concurrent writes into one commit made durable by one journal flush.
 
 #![warn(missing_docs)]
 
 mod attachments;
 mod blob_store;
 mod catalog;
+mod checkpoint;
 mod codec;
 mod compact;
 mod compare_exchange;
 mod counters;
+#[cfg(test)]
+mod crash_image_tests;
 mod disk_space;
 mod error;
+mod group_flusher;
 mod index_env;
 mod invariants;
+mod journal;
+mod journal_file;
+mod journal_record;
+mod journal_recovery;
+#[cfg(test)]
+mod journal_tests;
+mod journaled_txn;
 mod map_growth;
 mod map_reduce_store;
 mod merger;
+mod merger_stats;
 mod preallocate;
 mod read_only;
 mod read_txn;
@@ -43,7 +55,8 @@ pub use error::StorageError;
 pub use invariants::check_closed_store;
 pub use map_growth::MAX_MAP_SIZE;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
-pub use merger::{MergerStats, MergerStatsSnapshot, TransactionMerger, WriteJob};
+pub use merger::{TransactionMerger, WriteJob};
+pub use merger_stats::{MergerStats, MergerStatsSnapshot};
 pub use read_txn::ReadTxn;
 pub use record::{flags, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};

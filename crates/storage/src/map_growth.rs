@@ -44,6 +44,16 @@ impl MapGrowth {
         MapGrowth { retry_at: None, page_size: store.page_size().unwrap_or(4096) as usize }
     }
 
+    /// Whether [`MapGrowth::grow_if_needed`] would try to grow the map now.
+    pub fn wanted(&self, store: &Store) -> bool {
+        if self.retry_at.is_some_and(|t| Instant::now() < t) {
+            return false;
+        }
+        let info = store.env.info();
+        let used = (info.last_page_number + 1).saturating_mul(self.page_size);
+        wanted_size(info.map_size, used, MAX_MAP_SIZE.max(store.options.map_size)).is_some()
+    }
+
     /// Grows the map if it is getting full; the new size when it did. Only on the merger thread, with no
     /// write transaction open.
     pub fn grow_if_needed(&mut self, store: &Store) -> Result<Option<usize>, StorageError> {
@@ -54,8 +64,9 @@ impl MapGrowth {
         let used = (info.last_page_number + 1).saturating_mul(self.page_size);
         let limit = MAX_MAP_SIZE.max(store.options.map_size);
         let Some(new_size) = wanted_size(info.map_size, used, limit) else { return Ok(None) };
-        // SAFETY (heed's contract for `resize`): no transaction of this process is open: the merger's own is
-        // closed between batches, and the gate holds every reader out while the map is remapped.
+        // SAFETY (heed's contract for `resize`): no transaction of this process is open: the merger's own are
+        // closed between batches (its checkpoint reader too, checkpoint.rs), and the gate holds every reader
+        // out while the map is remapped.
         #[allow(unsafe_code)]
         let resized = store.gate.exclusive(PATIENCE, || unsafe { store.env.resize(new_size) });
         match resized {

@@ -1,17 +1,24 @@
 //! The transaction merger: one writer thread per database takes every write waiting at that moment, runs each
-//! in a nested LMDB transaction (so one failing command rolls back alone), commits them all with a single
-//! durable commit, and only then answers them.
+//! in a nested LMDB transaction (so one failing command rolls back alone), writes the merged commit's journal
+//! record, commits it to LMDB without a flush and hands it to the flusher (`group_flusher.rs`), which
+//! answers it once the record is durable. Checkpoints (`checkpoint.rs`) run between commits.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use crate::checkpoint::{Checkpointer, CHECKPOINT_INTERVAL};
 use crate::disk_space::{self, DiskReserve};
+use crate::group_flusher::{FlushGroup, GroupFlusher, Pending};
+use crate::journal::Journal;
+use crate::journal_record::OpBuffer;
+use crate::journaled_txn::JournaledTxn;
 use crate::map_growth::MapGrowth;
+use crate::merger_stats::{MergerStats, MergerStatsSnapshot};
 use crate::preallocate::Preallocator;
 use crate::store::Store;
 use crate::write_txn::WriteTxn;
@@ -20,104 +27,14 @@ use crate::StorageError;
 /// A type-erased write: runs inside the merged transaction and says whether to keep its changes.
 pub type WriteJob = Box<dyn FnOnce(&mut WriteTxn<'_>) -> Pending + Send>;
 
-/// Delivers a job's answer; gets the commit error if the merged transaction failed.
-type Finish = Box<dyn FnOnce(Option<&StorageError>) + Send>;
-
-/// The outcome of a job, to be delivered once the merged transaction is durable (or failed).
-pub struct Pending {
-    succeeded: bool,
-    /// A dry run: its changes are rolled back whatever its result, which is answered at once.
-    dry_run: bool,
-    finish: Finish,
-}
-
-/// The merger's counters, updated by its thread and read by `snapshot`.
-#[derive(Default)]
-pub struct MergerStats {
-    commits: AtomicU64,
-    merged_commands: AtomicU64,
-    failed_commands: AtomicU64,
-    panics: AtomicU64,
-    commit_failures: AtomicU64,
-    largest_batch: AtomicU64,
-    commit_micros_total: AtomicU64,
-    fsyncs: AtomicU64,
-    queued: AtomicU64,
-    last_committed_etag: AtomicU64,
-    map_size: AtomicU64,
-    map_resizes: AtomicU64,
-    low_disk_space: AtomicBool,
-    disk_full_errors: AtomicU64,
-    data_file_free_bytes: AtomicU64,
-}
-
-/// The merger's counters at one moment (`/admin/metrics`).
-#[derive(Debug, Clone, serde::Serialize)]
-#[serde(rename_all = "PascalCase")]
-pub struct MergerStatsSnapshot {
-    /// LMDB commits (each flushes its data pages once).
-    pub merger_commits: u64,
-    /// Disk flushes: two per fully durable commit (data pages, meta page), one per deferred commit, and one
-    /// when the queue runs dry after a deferred commit. Commands per flush is the merging factor.
-    pub merger_fsyncs: u64,
-    /// Commands acknowledged once durable.
-    pub merged_commands: u64,
-    /// Commands that failed alone (e.g. concurrency conflicts) and changed nothing.
-    pub failed_commands: u64,
-    /// Commands that panicked (rolled back alone; the writer goes on).
-    pub panics: u64,
-    /// Merged commits that failed; every command in them got the error.
-    pub commit_failures: u64,
-    /// Most commands merged into one commit.
-    pub largest_batch: u64,
-    /// Mean time of a commit, in milliseconds.
-    pub average_commit_ms: f64,
-    /// Commands waiting for the writer now.
-    pub queued_commands: u64,
-    /// The last etag of the last durable commit.
-    pub last_committed_etag: u64,
-    /// Current size of LMDB's memory map; it starts at `--map-size-bytes` and doubles as data grows.
-    pub map_size_bytes: u64,
-    /// Times the memory map grew.
-    pub map_resizes: u64,
-    /// The disk was found full: only deletes are accepted until space returns (`disk_space.rs`).
-    pub low_disk_space: bool,
-    /// Commits that failed because the disk was full.
-    pub disk_full_errors: u64,
-    /// Pages of the data file no table uses (freed by deletes and overwrites), reused by later writes.
-    pub data_file_free_bytes: u64,
-}
-
-impl MergerStats {
-    /// The counters now.
-    pub fn snapshot(&self) -> MergerStatsSnapshot {
-        let commits = self.commits.load(Ordering::Relaxed);
-        let micros = self.commit_micros_total.load(Ordering::Relaxed);
-        MergerStatsSnapshot {
-            merger_commits: commits,
-            merger_fsyncs: self.fsyncs.load(Ordering::Relaxed),
-            merged_commands: self.merged_commands.load(Ordering::Relaxed),
-            failed_commands: self.failed_commands.load(Ordering::Relaxed),
-            panics: self.panics.load(Ordering::Relaxed),
-            commit_failures: self.commit_failures.load(Ordering::Relaxed),
-            largest_batch: self.largest_batch.load(Ordering::Relaxed),
-            average_commit_ms: if commits == 0 { 0.0 } else { micros as f64 / commits as f64 / 1000.0 },
-            queued_commands: self.queued.load(Ordering::Relaxed),
-            last_committed_etag: self.last_committed_etag.load(Ordering::Relaxed),
-            map_size_bytes: self.map_size.load(Ordering::Relaxed),
-            map_resizes: self.map_resizes.load(Ordering::Relaxed),
-            low_disk_space: self.low_disk_space.load(Ordering::Relaxed),
-            disk_full_errors: self.disk_full_errors.load(Ordering::Relaxed),
-            data_file_free_bytes: self.data_file_free_bytes.load(Ordering::Relaxed),
-        }
-    }
-}
-
 /// One database's writer: a thread that merges queued writes into durable commits.
 pub struct TransactionMerger {
     sender: Mutex<Option<SyncSender<WriteJob>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     stats: Arc<MergerStats>,
+    /// Asks the writer for a checkpoint before its next batch (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    checkpoint_requested: Arc<AtomicBool>,
 }
 
 /// Most commands merged into one transaction; bounds the latency of the first one.
@@ -134,12 +51,24 @@ impl TransactionMerger {
         let (sender, receiver) = sync_channel(queue_capacity);
         let stats = Arc::new(MergerStats::default());
         stats.last_committed_etag.store(store.last_etag_at_open, Ordering::Relaxed);
-        let thread_stats = stats.clone();
+        let mut flusher = GroupFlusher::start(name, store.clone(), stats.clone(), Box::new(on_commit))?;
+        let checkpoint_requested = Arc::new(AtomicBool::new(false));
+        let (thread_stats, requested) = (stats.clone(), checkpoint_requested.clone());
         let thread = std::thread::Builder::new()
             .name(format!("merger:{name}"))
-            .spawn(move || writer_loop(&store, &receiver, &thread_stats, &on_commit))
+            .spawn(move || {
+                let journal = store.journal.lock().take();
+                match journal {
+                    Some(mut journal) => {
+                        writer_loop(&store, &mut journal, &receiver, &thread_stats, &mut flusher, &requested);
+                        *store.journal.lock() = Some(journal);
+                    }
+                    // Dropping the jobs answers each with a writer failure.
+                    None => tracing::error!("the database's journal is held by another writer; refusing writes"),
+                }
+            })
             .map_err(|e| StorageError::WriterFailed(e.to_string()))?;
-        Ok(TransactionMerger { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), stats })
+        Ok(TransactionMerger { sender: Mutex::new(Some(sender)), thread: Mutex::new(Some(thread)), stats, checkpoint_requested })
     }
 
     /// Queues a write. `reply` gets the result after the transaction holding it is durable; a failed `op`
@@ -215,6 +144,14 @@ impl TransactionMerger {
         rx.recv().unwrap_or_else(|_| Err(StorageError::WriterFailed("the writer dropped the command".into()).into()))
     }
 
+    /// Makes the writer checkpoint, then runs an empty write and waits for it (tests).
+    #[cfg(test)]
+    pub(crate) fn checkpoint_blocking(&self) {
+        self.checkpoint_requested.store(true, Ordering::SeqCst);
+        let done: Result<(), StorageError> = self.write_blocking(|_| Ok(()));
+        done.unwrap();
+    }
+
     /// The merger's counters now.
     pub fn stats(&self) -> MergerStatsSnapshot {
         self.stats.snapshot()
@@ -235,7 +172,21 @@ impl Drop for TransactionMerger {
     }
 }
 
-fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats, on_commit: &dyn Fn(u64)) {
+fn writer_loop(
+    store: &Store,
+    journal: &mut Journal,
+    receiver: &Receiver<WriteJob>,
+    stats: &MergerStats,
+    flusher: &mut GroupFlusher,
+    checkpoint_requested: &AtomicBool,
+) {
+    let mut checkpointer = match Checkpointer::new(store) {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot protect the last checkpoint; refusing writes");
+            return;
+        }
+    };
     let mut last_etag = store.last_etag_at_open;
     let mut preallocator = Preallocator::new(store);
     let mut reserve = DiskReserve::open(store.path(), store.options.disk_reserve_bytes);
@@ -243,27 +194,18 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
     stats.low_disk_space.store(reserve.is_low(), Ordering::Relaxed);
     stats.map_size.store(store.map_size() as u64, Ordering::Relaxed);
     record_free_pages(store, stats);
-    // Committed and visible, but not yet known durable: answered after the next flush of the data file.
-    let mut unacknowledged: Vec<Pending> = Vec::new();
-    let mut unacknowledged_etag = last_etag;
-    // Attachment contents no longer referenced by the unacknowledged commit: removed once it is durable.
-    let mut unacknowledged_released: Vec<String> = Vec::new();
     loop {
-        let first = if unacknowledged.is_empty() {
-            match receiver.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            }
-        } else {
-            match receiver.try_recv() {
-                Ok(job) => job,
-                Err(TryRecvError::Empty) => {
-                    // Nothing to merge with: make the last commit durable now.
-                    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
-                    continue;
+        let first = match receiver.recv_timeout(CHECKPOINT_INTERVAL) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                // Idle: a checkpoint keeps the replay after a crash short.
+                finish_checkpoint(&mut checkpointer, journal, stats, true);
+                if checkpointer.due(journal) {
+                    checkpoint(&mut checkpointer, journal, stats);
                 }
-                Err(TryRecvError::Disconnected) => break,
+                continue;
             }
+            Err(RecvTimeoutError::Disconnected) => break,
         };
         let mut jobs = vec![first];
         while jobs.len() < MAX_BATCH {
@@ -274,47 +216,38 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
         }
         stats.queued.fetch_sub(jobs.len() as u64, Ordering::Relaxed);
         stats.largest_batch.fetch_max(jobs.len() as u64, Ordering::Relaxed);
+        if checkpoint_requested.swap(false, Ordering::SeqCst) {
+            checkpoint(&mut checkpointer, journal, stats);
+        }
         if reserve.try_leave_low_space() {
             stats.low_disk_space.store(false, Ordering::Relaxed);
             preallocator.resume();
         }
-        // No write transaction is open here (the last batch is committed or rolled back), so the map can grow.
-        match map_growth.grow_if_needed(store) {
-            Ok(Some(size)) => {
-                stats.map_size.store(size as u64, Ordering::Relaxed);
-                stats.map_resizes.fetch_add(1, Ordering::Relaxed);
-            }
-            Ok(None) => {}
-            Err(e) => tracing::error!(error = %e, "could not grow the LMDB map"),
-        }
-        // More writes already waiting: commit with one flush and answer after the next commit's flush.
-        // Otherwise commit fully durable (data and meta flushed) and answer at once.
-        let deferred = stats.queued.load(Ordering::Relaxed) > 0;
-        if let Err(e) = store.set_deferred_meta_sync(deferred) {
-            tracing::error!(error = %e, "cannot switch meta-page flushing; committing fully durable");
-        }
-        let deferred = deferred && store.env.get_flags().is_ok_and(|f| f & heed::EnvFlags::NO_META_SYNC.bits() != 0);
-        let low_space = reserve.is_low().then(|| store.path());
-        match run_merged(store, &mut last_etag, jobs, low_space, stats) {
-            Committed::Yes(done, released) => {
-                record_free_pages(store, stats);
-                // This commit flushed the data file, which also made the previous commit's meta page durable.
-                // A fully durable commit flushes twice (data, then meta page).
-                stats.fsyncs.fetch_add(if deferred { 1 } else { 2 }, Ordering::Relaxed);
-                // Publish before answering: a client that reads after its write was acknowledged must find
-                // the write counted (queries waiting for indexes use this etag as their cutoff).
-                on_commit(last_etag);
-                // Contents released by durable commits go before the answers, so a client never sees them.
-                store.collect_blobs(&std::mem::take(&mut unacknowledged_released));
-                acknowledge(std::mem::take(&mut unacknowledged), unacknowledged_etag, None, stats);
-                if deferred {
-                    unacknowledged = done;
-                    unacknowledged_etag = last_etag;
-                    unacknowledged_released = released;
-                } else {
-                    store.collect_blobs(&released);
-                    acknowledge(done, last_etag, None, stats);
+        // No write transaction is open here (the last batch is committed or rolled back), so the map can grow;
+        // the merger's own reader on the checkpoint is let go meanwhile (after a checkpoint, see checkpoint.rs).
+        if map_growth.wanted(store) {
+            match checkpointer.without_protection(journal, || map_growth.grow_if_needed(store)) {
+                Ok(Ok(Some(size))) => {
+                    stats.map_size.store(size as u64, Ordering::Relaxed);
+                    stats.map_resizes.fetch_add(1, Ordering::Relaxed);
+                    stats.checkpoints.fetch_add(1, Ordering::Relaxed);
                 }
+                Ok(Ok(None)) => {}
+                Ok(Err(e)) | Err(e) => tracing::error!(error = %e, "could not grow the LMDB map"),
+            }
+        }
+        if flusher.failed() {
+            let error = StorageError::WriterFailed("the journal could not be flushed; the database must be reopened".into());
+            for job in jobs {
+                fail_job(job, &error);
+            }
+            continue;
+        }
+        let low_space = reserve.is_low().then(|| store.path());
+        match run_merged(store, journal, &mut last_etag, jobs, low_space, stats, flusher) {
+            Committed::Yes(group) => {
+                record_free_pages(store, stats);
+                flusher.send(group);
             }
             Committed::Nothing => {}
             Committed::DiskFull => {
@@ -322,12 +255,53 @@ fn writer_loop(store: &Store, receiver: &Receiver<WriteJob>, stats: &MergerStats
                 stats.low_disk_space.store(true, Ordering::Relaxed);
             }
         }
+        stats.journal_bytes.store(journal.bytes_written, Ordering::Relaxed);
+        stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
+        finish_checkpoint(&mut checkpointer, journal, stats, false);
+        if checkpointer.due(journal) {
+            if let Err(e) = checkpointer.start(journal) {
+                tracing::error!(error = %e, "cannot start a checkpoint");
+            }
+        }
         // In low-space mode the space the reserve left is for deletes.
-        if unacknowledged.is_empty() && !reserve.is_low() {
+        if stats.queued.load(Ordering::Relaxed) == 0 && !reserve.is_low() {
             preallocator.top_up(store);
         }
     }
-    flush_and_acknowledge(store, &mut unacknowledged, unacknowledged_etag, &mut unacknowledged_released, stats);
+    // Every answer first, then a last checkpoint: the next opening replays nothing.
+    flusher.finish();
+    checkpoint(&mut checkpointer, journal, stats);
+}
+
+/// Refuses a job without running it: dropping it drops its reply, which answers its writer with a failure.
+fn fail_job(job: WriteJob, error: &StorageError) {
+    drop(job);
+    tracing::debug!(error = %error, "a write was refused");
+}
+
+/// Finishes the checkpoint in progress if its data-file flush is done (or waits for it).
+fn finish_checkpoint(checkpointer: &mut Checkpointer<'_>, journal: &mut Journal, stats: &MergerStats, wait: bool) {
+    match checkpointer.finish(journal, wait) {
+        Ok(true) => {
+            stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+            stats.fsyncs.fetch_add(2, Ordering::Relaxed);
+        }
+        Ok(false) => {}
+        Err(e) => tracing::error!(error = %e, "checkpoint failed; the journal keeps growing until one succeeds"),
+    }
+    stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
+}
+
+/// A whole checkpoint, waited for.
+fn checkpoint(checkpointer: &mut Checkpointer<'_>, journal: &mut Journal, stats: &MergerStats) {
+    match checkpointer.checkpoint(journal) {
+        Ok(()) => {
+            stats.checkpoints.fetch_add(1, Ordering::Relaxed);
+            stats.fsyncs.fetch_add(2, Ordering::Relaxed);
+        }
+        Err(e) => tracing::error!(error = %e, "checkpoint failed; the journal keeps growing until one succeeds"),
+    }
+    stats.journal_bytes_since_checkpoint.store(journal.bytes_since_checkpoint(), Ordering::Relaxed);
 }
 
 /// Publishes how much of the data file is free pages (what deletes gave back). Merger thread only.
@@ -339,48 +313,24 @@ fn record_free_pages(store: &Store, stats: &MergerStats) {
     }
 }
 
-fn flush_and_acknowledge(store: &Store, pending: &mut Vec<Pending>, etag: u64, released: &mut Vec<String>, stats: &MergerStats) {
-    if pending.is_empty() {
-        return;
-    }
-    let result = store.env.force_sync().map_err(|e| disk_space::classify(StorageError::from(e), store.path()));
-    if result.is_ok() {
-        store.collect_blobs(&std::mem::take(released));
-    }
-    stats.fsyncs.fetch_add(1, Ordering::Relaxed);
-    if let Err(e) = &result {
-        tracing::error!(error = %e, "flushing committed writes to disk failed; they are reported as failed");
-        stats.commit_failures.fetch_add(1, Ordering::Relaxed);
-        if matches!(e, StorageError::DiskFull { .. }) {
-            stats.disk_full_errors.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-    acknowledge(std::mem::take(pending), etag, result.err().as_ref(), stats);
-}
-
-fn acknowledge(pending: Vec<Pending>, etag: u64, error: Option<&StorageError>, stats: &MergerStats) {
-    if pending.is_empty() {
-        return;
-    }
-    if error.is_none() {
-        stats.merged_commands.fetch_add(pending.len() as u64, Ordering::Relaxed);
-        stats.last_committed_etag.store(etag, Ordering::Relaxed);
-    }
-    for p in pending {
-        (p.finish)(error);
-    }
-}
-
 enum Committed {
-    /// Committed (visible, flushed data pages); these answers wait for the meta page to be durable.
-    Yes(Vec<Pending>, Vec<String>),
+    /// Committed (visible) and its journal record written; the answers wait for the record's flush.
+    Yes(FlushGroup),
     Nothing,
     /// The commit failed for lack of disk space (its writers were answered so).
     DiskFull,
 }
 
-/// Runs the jobs in one transaction and commits it.
-fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space: Option<&Path>, stats: &MergerStats) -> Committed {
+/// Runs the jobs in one transaction, writes its journal record and commits it.
+fn run_merged(
+    store: &Store,
+    journal: &mut Journal,
+    last_etag: &mut u64,
+    jobs: Vec<WriteJob>,
+    low_space: Option<&Path>,
+    stats: &MergerStats,
+    flusher: &GroupFlusher,
+) -> Committed {
     let durable_etag = *last_etag;
     let mut parent = match store.env.write_txn() {
         Ok(txn) => txn,
@@ -392,6 +342,7 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space
     };
     let mut done: Vec<Pending> = Vec::with_capacity(jobs.len());
     let mut released: Vec<String> = Vec::new();
+    let mut ops = OpBuffer::default();
     for job in jobs {
         let before = *last_etag;
         let child = match store.env.nested_write_txn(&mut parent) {
@@ -402,7 +353,7 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space
             }
         };
         let mut txn = WriteTxn {
-            txn: child,
+            txn: JournaledTxn::new(child),
             tables: store.tables,
             last_etag: *last_etag,
             database_id: store.database_id(),
@@ -410,12 +361,14 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space
             low_space,
         };
         let outcome = catch_unwind(AssertUnwindSafe(|| job(&mut txn)));
-        let WriteTxn { txn: child, last_etag: etag_after, released: job_released, .. } = txn;
+        let WriteTxn { txn: journaled, last_etag: etag_after, released: job_released, .. } = txn;
+        let (child, job_ops) = journaled.into_parts();
         match outcome {
             Ok(pending) if pending.succeeded => match child.commit() {
                 Ok(()) => {
                     *last_etag = etag_after;
                     released.extend(job_released);
+                    ops.append(&job_ops);
                     done.push(pending);
                 }
                 Err(e) => {
@@ -445,27 +398,52 @@ fn run_merged(store: &Store, last_etag: &mut u64, jobs: Vec<WriteJob>, low_space
         return Committed::Nothing;
     }
     let started = Instant::now();
+    // The record goes first: a process crash right after the commit (which readers may already see) still
+    // finds it in the journal. Without a record, the commit does not happen.
+    let appended = match journal.append_transaction(&ops) {
+        Ok(appended) => appended,
+        Err(e) => {
+            parent.abort();
+            return fail_commit(store, last_etag, durable_etag, done, e, stats);
+        }
+    };
     match parent.commit() {
         Ok(()) => {
             stats.commit_micros_total.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             stats.commits.fetch_add(1, Ordering::Relaxed);
-            Committed::Yes(done, released)
+            Committed::Yes(FlushGroup { file: appended.file, path: appended.path, pending: done, etag: *last_etag, released })
         }
         Err(e) => {
-            let error = disk_space::classify(StorageError::from(e), store.path());
-            tracing::error!(error = %error, "durable commit failed; {} commands fail", done.len());
-            *last_etag = durable_etag;
-            stats.commit_failures.fetch_add(1, Ordering::Relaxed);
-            for pending in done {
-                (pending.finish)(Some(&error));
+            if let Err(discard) = journal.discard_last() {
+                tracing::error!(error = %discard, "cannot take back the journal record of a failed commit; writes stop");
+                flusher.mark_failed();
             }
-            if matches!(error, StorageError::DiskFull { .. }) {
-                stats.disk_full_errors.fetch_add(1, Ordering::Relaxed);
-                return Committed::DiskFull;
-            }
-            Committed::Nothing
+            fail_commit(store, last_etag, durable_etag, done, e.into(), stats)
         }
     }
+}
+
+/// Answers every job of a commit that did not happen with its error.
+fn fail_commit(
+    store: &Store,
+    last_etag: &mut u64,
+    durable_etag: u64,
+    done: Vec<Pending>,
+    e: StorageError,
+    stats: &MergerStats,
+) -> Committed {
+    let error = disk_space::classify(e, store.path());
+    tracing::error!(error = %error, "merged commit failed; {} commands fail", done.len());
+    *last_etag = durable_etag;
+    stats.commit_failures.fetch_add(1, Ordering::Relaxed);
+    for pending in done {
+        (pending.finish)(Some(&error));
+    }
+    if matches!(error, StorageError::DiskFull { .. }) {
+        stats.disk_full_errors.fetch_add(1, Ordering::Relaxed);
+        return Committed::DiskFull;
+    }
+    Committed::Nothing
 }
 
 #[cfg(test)]

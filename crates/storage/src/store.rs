@@ -1,10 +1,15 @@
-//! A database's LMDB environment and its tables.
+//! A database's LMDB environment, its tables and its write-ahead journal (opening runs recovery).
 
 use std::path::{Path, PathBuf};
 
 use heed::{Env, EnvOpenOptions, WithoutTls};
 
+use parking_lot::Mutex;
+
 use crate::blob_store::BlobStore;
+use crate::journal::{flushed_state, Journal};
+use crate::journal_file::JOURNAL_DIR;
+use crate::journal_recovery;
 use crate::read_txn::ReadTxn;
 use crate::reader_gate::ReaderGate;
 use crate::tables::{self, meta_keys, Tables};
@@ -45,19 +50,43 @@ pub struct Store {
     /// Keeps read transactions out while the merger grows the map.
     pub(crate) gate: ReaderGate,
     pub(crate) options: StoreOptions,
+    /// The write-ahead journal; the merger takes it while it runs and gives it back when it stops.
+    pub(crate) journal: Mutex<Option<Journal>>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database in `path`, upgrading an older layout; removes attachment
-    /// contents no row references.
+    /// Opens (creating if needed) the database in `path`, upgrading an older layout and recovering from the
+    /// journal (`journal_recovery.rs`); removes attachment contents no row references.
     pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, StorageError> {
         std::fs::create_dir_all(path).map_err(|source| StorageError::Io { path: path.to_owned(), source })?;
+        let recorded_id = journal_recovery::recorded_database_id(path)?;
+        let plan = journal_recovery::scan(path, recorded_id.as_deref())?;
+        if let Some(checkpoint) = &plan.checkpoint {
+            journal_recovery::restore_meta_pages(path, checkpoint)?;
+        }
         let mut open = EnvOpenOptions::new().read_txn_without_tls();
-        open.map_size(options.map_size).max_dbs(tables::TABLE_COUNT + 2).max_readers(options.max_readers);
+        // Room for the replay: LMDB takes the larger of this and the size recorded in the file.
+        let data_bytes = std::fs::metadata(path.join(tables::DATA_FILE)).map(|m| m.len()).unwrap_or(0);
+        let map_size = options.map_size.max((data_bytes + 4 * plan.replay_bytes) as usize * 2);
+        open.map_size(map_size.next_multiple_of(1 << 16)).max_dbs(tables::TABLE_COUNT + 2).max_readers(options.max_readers);
         // SAFETY (heed's contract): the environment is opened once per path in this process (the landlord
-        // guarantees it) and the file is never truncated or modified outside LMDB.
+        // guarantees it) and the file is never truncated or modified outside LMDB (recovery rewrote the meta
+        // pages before this opening).
         #[allow(unsafe_code)]
         let env = unsafe { open.open(path)? };
+        if let Some(checkpoint) = &plan.checkpoint {
+            let found = env.info().last_txn_id as u64;
+            if found != checkpoint.lmdb_txn {
+                return Err(StorageError::Journal {
+                    path: path.join(JOURNAL_DIR),
+                    reason: format!("its checkpoint names LMDB transaction {}, the data file holds {found}", checkpoint.lmdb_txn),
+                });
+            }
+        }
+        // Recovery replays onto the checkpointed snapshot: its pages must not be reused until the new
+        // checkpoint is durable (a crash during recovery starts again from the same checkpoint).
+        let protected_env = env.clone();
+        let protected = protected_env.read_txn()?;
         let mut wtxn = env.write_txn()?;
         let tables = Tables::create(&env, &mut wtxn)?;
         match tables.meta.get(&wtxn, meta_keys::FORMAT_VERSION)? {
@@ -65,8 +94,9 @@ impl Store {
                 let found =
                     u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
                 if found < tables::FORMAT_VERSION {
-                    // Versions 2 and 3 only added tables (attachments and counters; compare-exchange and revisions), created
-                    // empty above.
+                    // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange
+                    // and revisions tables (all created empty above) and the journal, started below (a version-2
+                    // file was flushed at every commit).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
@@ -82,12 +112,25 @@ impl Store {
                 id
             }
         };
-        let stored_last = tables.meta.get(&wtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);
-        let last_doc = tables.docs_by_etag.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
-        let last_tomb = tables.tombstones.last(&wtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
         wtxn.commit()?;
+        match &recorded_id {
+            Some(recorded) if *recorded != database_id => {
+                return Err(StorageError::Journal {
+                    path: path.join(journal_recovery::DATABASE_ID_FILE),
+                    reason: format!("it names database {recorded}, the data file holds {database_id}"),
+                })
+            }
+            Some(_) => {}
+            None => journal_recovery::record_database_id(path, &database_id)?,
+        }
+        journal_recovery::replay(&env, &tables, &plan)?;
+        let rtxn = env.read_txn()?;
+        let stored_last = tables.meta.get(&rtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);
+        let last_doc = tables.docs_by_etag.last(&rtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
+        let last_tomb = tables.tombstones.last(&rtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);
+        drop(rtxn);
         let blobs = BlobStore::open(path)?;
-        let store = Store {
+        let mut store = Store {
             env,
             tables,
             blobs,
@@ -96,6 +139,20 @@ impl Store {
             last_etag_at_open: stored_last.max(last_doc).max(last_tomb),
             gate: ReaderGate::default(),
             options: options.clone(),
+            journal: Mutex::new(None),
+        };
+        // A fresh journal starting with a checkpoint of the data file as it is now (flushed).
+        store.env.force_sync()?;
+        let state = flushed_state(&store.env, &store.path)?;
+        let next_id = plan.replay.last().map(|(id, _)| id + 1).or(plan.checkpoint.as_ref().map(|c| c.covers + 1)).unwrap_or(1);
+        let journal = Journal::start(&path.join(JOURNAL_DIR), &store.database_id, next_id, plan.files, plan.spares, &state)?;
+        drop(protected);
+        *store.journal.get_mut() = Some(journal);
+        // From now on the journal makes commits durable; LMDB's data file is flushed at checkpoints.
+        // SAFETY: no transaction is open, and durability is the journal's (docs/storage-format.md).
+        #[allow(unsafe_code)]
+        unsafe {
+            store.env.set_flags(heed::EnvFlags::NO_SYNC, heed::FlagSetMode::Enable)?
         };
         // Contents left behind by a crash between an upload and its commit (or after a last delete).
         let stored = store.blobs.stored_hashes()?;
@@ -134,18 +191,6 @@ impl Store {
         Ok(ReadTxn { txn: self.env.read_txn()?, tables: self.tables, _pass: pass })
     }
 
-    /// With `deferred`, the next commit flushes its data pages but writes the meta page without a flush: the
-    /// merger must not acknowledge it before a later flush (see docs/decisions/0005-deferred-acknowledgement.md).
-    pub(crate) fn set_deferred_meta_sync(&self, deferred: bool) -> Result<(), StorageError> {
-        let mode = if deferred { heed::FlagSetMode::Enable } else { heed::FlagSetMode::Disable };
-        // SAFETY: only the merger thread calls this, between its transactions.
-        #[allow(unsafe_code)]
-        unsafe {
-            self.env.set_flags(heed::EnvFlags::NO_META_SYNC, mode)?
-        };
-        Ok(())
-    }
-
     pub(crate) fn page_size(&self) -> Result<u64, StorageError> {
         Ok(u64::from(self.read()?.page_size()?))
     }
@@ -158,5 +203,21 @@ impl Store {
     /// Bytes used by the data file.
     pub fn size_on_disk(&self) -> u64 {
         self.env.real_disk_size().unwrap_or(0)
+    }
+}
+
+impl Drop for Store {
+    /// A store closed without a running merger (tools, tests) checkpoints what was committed, so the next
+    /// opening starts from it rather than from the last checkpoint.
+    fn drop(&mut self) {
+        let Some(mut journal) = self.journal.get_mut().take() else { return };
+        let checkpointed = self.env.force_sync().map_err(StorageError::from).and_then(|()| {
+            let state = flushed_state(&self.env, &self.path)?;
+            let covered = journal.covered_now();
+            journal.checkpoint(&state, covered)
+        });
+        if let Err(e) = checkpointed {
+            tracing::error!(path = %self.path.display(), error = %e, "closing checkpoint failed; the next opening replays the journal");
+        }
     }
 }

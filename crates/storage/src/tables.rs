@@ -62,8 +62,21 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     REVISION_COUNTS,
 ];
 
-/// One LMDB table; keys and values are raw bytes laid out as described above.
-pub(crate) type Table = Database<Bytes, Bytes>;
+/// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
+/// journal records with every write. Reads use the handle through `Deref`; writes need a `&mut RwTxn`, which
+/// only `journaled_txn.rs` (every write of the merger, recorded) and recovery hold.
+#[derive(Clone, Copy)]
+pub(crate) struct Table {
+    pub name: &'static str,
+    db: Database<Bytes, Bytes>,
+}
+
+impl std::ops::Deref for Table {
+    type Target = Database<Bytes, Bytes>;
+    fn deref(&self) -> &Self::Target {
+        &self.db
+    }
+}
 
 /// The open handles of every table of a database environment. Handles are plain numbers, so this is `Copy`
 /// and each transaction keeps its own.
@@ -90,7 +103,7 @@ impl Tables {
     pub(crate) fn create(env: &Env<WithoutTls>, wtxn: &mut RwTxn<'_>) -> Result<Tables, StorageError> {
         let mut handles = Vec::with_capacity(NAMES.len());
         for name in NAMES {
-            handles.push(env.create_database(wtxn, Some(name))?);
+            handles.push(Table { name, db: env.create_database(wtxn, Some(name))? });
         }
         Ok(Tables::from_handles(&handles))
     }
@@ -101,7 +114,7 @@ impl Tables {
         let mut missing = Vec::new();
         for name in NAMES {
             match env.open_database(rtxn, Some(name))? {
-                Some(table) => handles.push(table),
+                Some(db) => handles.push(Table { name, db }),
                 None => missing.push(name),
             }
         }
@@ -147,6 +160,11 @@ impl Tables {
             t.revision_counts,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
+    }
+
+    /// The table called `name` (journal replay).
+    pub(crate) fn by_name(&self, name: &str) -> Option<Table> {
+        self.all().into_iter().find(|(n, _)| *n == name).map(|(_, table)| table)
     }
 }
 

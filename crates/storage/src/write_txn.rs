@@ -1,8 +1,7 @@
 //! Writes inside the merger's transaction. Every document write takes the next etag and keeps the three
 //! document tables consistent.
 
-use heed::RwTxn;
-
+use crate::journaled_txn::JournaledTxn;
 use crate::record::{DocumentRecord, Tombstone};
 use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys, Tables};
 use crate::StorageError;
@@ -10,7 +9,8 @@ use corvid_types::{format_change_vector, id_key};
 
 /// One write inside the merger's transaction (nested: a failed write rolls back alone).
 pub struct WriteTxn<'t> {
-    pub(crate) txn: RwTxn<'t>,
+    /// Every write goes through it and is recorded for the journal.
+    pub(crate) txn: JournaledTxn<'t>,
     pub(crate) tables: Tables,
     pub(crate) last_etag: u64,
     pub(crate) database_id: &'t str,
@@ -70,7 +70,7 @@ impl WriteTxn<'_> {
     pub(crate) fn next_etag(&mut self) -> Result<u64, StorageError> {
         self.last_etag += 1;
         let etag = self.last_etag;
-        self.tables.meta.put(&mut self.txn, meta_keys::LAST_ETAG, &etag_key(etag))?;
+        self.txn.put(self.tables.meta, meta_keys::LAST_ETAG, &etag_key(etag))?;
         Ok(etag)
     }
 
@@ -114,9 +114,9 @@ impl WriteTxn<'_> {
             body,
             client_metadata,
         };
-        self.tables.docs.put(&mut self.txn, key.as_bytes(), &record.encode())?;
-        self.tables.docs_by_etag.put(&mut self.txn, &etag_key(etag), key.as_bytes())?;
-        self.tables.collection_etags.put(&mut self.txn, &collection_etag_key(&id_key(collection), etag), key.as_bytes())?;
+        self.txn.put(self.tables.docs, key.as_bytes(), &record.encode())?;
+        self.txn.put(self.tables.docs_by_etag, &etag_key(etag), key.as_bytes())?;
+        self.txn.put(self.tables.collection_etags, &collection_etag_key(&id_key(collection), etag), key.as_bytes())?;
         Ok(PutOutcome { etag, change_vector, last_modified: now, collection: collection.to_owned(), flags })
     }
 
@@ -126,13 +126,13 @@ impl WriteTxn<'_> {
             return Ok(None);
         };
         self.unlink(key, &old)?;
-        self.tables.docs.delete(&mut self.txn, key.as_bytes())?;
+        self.txn.delete(self.tables.docs, key.as_bytes())?;
         self.delete_document_extras(key)?;
         let etag = self.next_etag()?;
         let change_vector = format_change_vector(etag, self.database_id);
         let tombstone =
             Tombstone { etag, id: old.id, collection: old.collection.clone(), change_vector: change_vector.clone(), deleted_at: now };
-        self.tables.tombstones.put(&mut self.txn, &etag_key(etag), &tombstone.encode())?;
+        self.txn.put(self.tables.tombstones, &etag_key(etag), &tombstone.encode())?;
         Ok(Some(DeleteOutcome { etag, change_vector, collection: old.collection }))
     }
 
@@ -147,8 +147,8 @@ impl WriteTxn<'_> {
     }
 
     fn unlink(&mut self, key: &str, old: &DocumentRecord) -> Result<(), StorageError> {
-        let removed = self.tables.docs_by_etag.delete(&mut self.txn, &etag_key(old.etag))?;
-        let removed_coll = self.tables.collection_etags.delete(&mut self.txn, &collection_etag_key(&id_key(&old.collection), old.etag))?;
+        let removed = self.txn.delete(self.tables.docs_by_etag, &etag_key(old.etag))?;
+        let removed_coll = self.txn.delete(self.tables.collection_etags, &collection_etag_key(&id_key(&old.collection), old.etag))?;
         if !removed || !removed_coll {
             return Err(StorageError::corrupted(
                 tables::DOCS_BY_ETAG,
@@ -165,7 +165,7 @@ impl WriteTxn<'_> {
 
     /// Sets the identity `name` (any case) to `value`.
     pub fn set_identity(&mut self, name: &str, value: u64) -> Result<(), StorageError> {
-        self.tables.identities.put(&mut self.txn, id_key(name).as_bytes(), &value.to_be_bytes())?;
+        self.txn.put(self.tables.identities, id_key(name).as_bytes(), &value.to_be_bytes())?;
         Ok(())
     }
 

@@ -519,6 +519,9 @@ fn housekeeping(registry: &Weak<IndexRegistry>, lifetimes: AutoIndexLifetimes) {
         for handle in registry.all() {
             if !handle.definition.is_static() && unused_for(&handle) > lifetimes.idle_after + lifetimes.delete_after {
                 tracing::info!(index = %handle.definition.name, "deleting automatic index that stayed idle");
+                // A query that needs it again waits (`find_or_create`) until its files are gone: the new
+                // index gets the same directory, which the deletion would otherwise remove under it.
+                let _creating = registry.create_lock.lock();
                 registry.delete(&handle.definition.name);
             }
         }
