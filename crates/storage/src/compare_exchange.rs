@@ -59,7 +59,7 @@ impl WriteTxn<'_> {
     pub fn next_compare_exchange_index(&mut self) -> Result<u64, StorageError> {
         let last = self.tables.meta.get(&self.txn, meta_keys::COMPARE_EXCHANGE_LAST_INDEX)?.and_then(decode_etag).unwrap_or(0);
         let next = last + 1;
-        self.tables.meta.put(&mut self.txn, meta_keys::COMPARE_EXCHANGE_LAST_INDEX, &next.to_be_bytes())?;
+        self.txn.put(self.tables.meta, meta_keys::COMPARE_EXCHANGE_LAST_INDEX, &next.to_be_bytes())?;
         Ok(next)
     }
 
@@ -75,7 +75,7 @@ impl WriteTxn<'_> {
             None => key.to_owned(),
         };
         let record = CompareExchangeRecord { key, index, value };
-        self.tables.compare_exchange.put(&mut self.txn, lower.as_bytes(), &record.encode())?;
+        self.txn.put(self.tables.compare_exchange, lower.as_bytes(), &record.encode())?;
         Ok(record)
     }
 
@@ -85,7 +85,7 @@ impl WriteTxn<'_> {
         if !storable(&lower) {
             return Ok(false);
         }
-        Ok(self.tables.compare_exchange.delete(&mut self.txn, lower.as_bytes())?)
+        Ok(self.txn.delete(self.tables.compare_exchange, lower.as_bytes())?)
     }
 }
 

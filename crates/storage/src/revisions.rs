@@ -87,13 +87,13 @@ impl WriteTxn<'_> {
             body: revision.body,
             client_metadata: revision.client_metadata,
         };
-        self.tables.revisions.put(&mut self.txn, &key, &record.encode())?;
-        self.tables.revisions_by_change_vector.put(&mut self.txn, record.change_vector.as_bytes(), &key)?;
+        self.txn.put(self.tables.revisions, &key, &record.encode())?;
+        self.txn.put(self.tables.revisions_by_change_vector, record.change_vector.as_bytes(), &key)?;
         if record.flags & flags::DELETE_REVISION != 0 {
-            self.tables.revisions_bin.put(&mut self.txn, &etag_key(etag), &key)?;
+            self.txn.put(self.tables.revisions_bin, &etag_key(etag), &key)?;
         }
         let count = self.revision_count(&doc_key)? + 1;
-        self.tables.revision_counts.put(&mut self.txn, doc_key.as_bytes(), &count.to_be_bytes())?;
+        self.txn.put(self.tables.revision_counts, doc_key.as_bytes(), &count.to_be_bytes())?;
         Ok(Some(etag))
     }
 
@@ -104,13 +104,13 @@ impl WriteTxn<'_> {
             return Ok(false);
         };
         let record = decode(bytes)?;
-        self.tables.revisions.delete(&mut self.txn, &key)?;
-        self.tables.revisions_by_change_vector.delete(&mut self.txn, record.change_vector.as_bytes())?;
-        self.tables.revisions_bin.delete(&mut self.txn, &etag_key(etag))?;
+        self.txn.delete(self.tables.revisions, &key)?;
+        self.txn.delete(self.tables.revisions_by_change_vector, record.change_vector.as_bytes())?;
+        self.txn.delete(self.tables.revisions_bin, &etag_key(etag))?;
         match self.revision_count(doc_key)? {
-            0 | 1 => self.tables.revision_counts.delete(&mut self.txn, doc_key.as_bytes())?,
+            0 | 1 => self.txn.delete(self.tables.revision_counts, doc_key.as_bytes())?,
             n => {
-                self.tables.revision_counts.put(&mut self.txn, doc_key.as_bytes(), &(n - 1).to_be_bytes())?;
+                self.txn.put(self.tables.revision_counts, doc_key.as_bytes(), &(n - 1).to_be_bytes())?;
                 true
             }
         };
@@ -179,9 +179,9 @@ impl WriteTxn<'_> {
     /// Replaces (or with None removes) the engine's revisions configuration.
     pub fn set_revisions_config(&mut self, config: Option<&[u8]>) -> Result<(), StorageError> {
         match config {
-            Some(bytes) => self.tables.meta.put(&mut self.txn, meta_keys::REVISIONS_CONFIG, bytes)?,
+            Some(bytes) => self.txn.put(self.tables.meta, meta_keys::REVISIONS_CONFIG, bytes)?,
             None => {
-                self.tables.meta.delete(&mut self.txn, meta_keys::REVISIONS_CONFIG)?;
+                self.txn.delete(self.tables.meta, meta_keys::REVISIONS_CONFIG)?;
             }
         }
         Ok(())

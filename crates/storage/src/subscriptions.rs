@@ -21,14 +21,14 @@ impl WriteTxn<'_> {
     pub fn next_subscription_id(&mut self) -> Result<u64, StorageError> {
         let last = self.tables.meta.get(&self.txn, LAST_ID_KEY)?.and_then(decode_etag).unwrap_or(0);
         let id = last + 1;
-        self.tables.meta.put(&mut self.txn, LAST_ID_KEY, &etag_key(id))?;
+        self.txn.put(self.tables.meta, LAST_ID_KEY, &etag_key(id))?;
         Ok(id)
     }
 
     /// Stores (or replaces) the definition of subscription `id`.
     pub fn put_subscription(&mut self, id: u64, definition: &[u8]) -> Result<(), StorageError> {
         self.refuse_growth_when_low_space()?;
-        self.tables.meta.put(&mut self.txn, &row_key(id), definition)?;
+        self.txn.put(self.tables.meta, &row_key(id), definition)?;
         Ok(())
     }
 
@@ -39,7 +39,7 @@ impl WriteTxn<'_> {
 
     /// Removes subscription `id`; false when there was none.
     pub fn delete_subscription(&mut self, id: u64) -> Result<bool, StorageError> {
-        Ok(self.tables.meta.delete(&mut self.txn, &row_key(id))?)
+        Ok(self.txn.delete(self.tables.meta, &row_key(id))?)
     }
 
     /// Every stored definition, by id.
