@@ -66,6 +66,13 @@ impl ChangesHub {
         self.dropped.load(Ordering::Relaxed)
     }
 
+    /// Queues each change, in order, for every subscriber.
+    pub fn publish_all(&self, changes: Vec<Change>) {
+        for change in changes {
+            self.publish(change);
+        }
+    }
+
     /// Queues `change` for every subscriber; never blocks on a subscriber.
     pub fn publish(&self, change: Change) {
         let slots = self.slots.lock().clone();
@@ -99,6 +106,11 @@ pub struct Subscription {
 }
 
 impl Subscription {
+    /// Changes queued and not yet taken.
+    pub fn pending(&self) -> usize {
+        self.slot.queue.lock().changes.len()
+    }
+
     /// Takes every change queued so far, or `Overflowed` once the subscriber fell too far behind.
     pub fn drain(&self) -> Result<Vec<Arc<Change>>, Overflowed> {
         let mut queue = self.slot.queue.lock();
