@@ -8,4 +8,4 @@ pub(crate) mod pending;
 
 pub use change::{Change, CounterChangeKind, DocumentChangeKind, IndexChangeKind, TimeSeriesChangeKind};
 pub(crate) use feeder::DocumentFeeder;
-pub use hub::{ChangesHub, Overflowed, Subscription};
+pub use hub::{ChangesHub, Overflowed, Published, Subscription};

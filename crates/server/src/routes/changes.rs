@@ -12,7 +12,7 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
-use corvid_engine::changes::Change;
+use corvid_engine::changes::Published;
 use corvid_engine::{Database, OperationState};
 use serde_json::{json, Value};
 use tokio::sync::Notify;
@@ -104,7 +104,7 @@ struct Connection {
     shared: Arc<ChangesConnection>,
     last_sent: Instant,
     /// A throttled connection's newest skippable notification not sent yet.
-    held: Option<Value>,
+    held: Option<Arc<Published>>,
 }
 
 impl Connection {
@@ -122,7 +122,7 @@ impl Connection {
         let mut heartbeat = tokio::time::interval(HEARTBEAT);
         let shared = self.shared.clone();
         loop {
-            let frame: Vec<Value> = tokio::select! {
+            let frame: Vec<Part> = tokio::select! {
                 _ = stopping.changed() => return End::ServerStopping,
                 _ = shared.dropped.notified() => return End::Disconnected,
                 received = socket.recv() => match received {
@@ -140,7 +140,7 @@ impl Connection {
                         let wake = self.wake.clone();
                         subscription = self.database.changes().subscribe(move || wake.notify_one());
                         state.changes_dropped.fetch_add(1, Ordering::Relaxed);
-                        vec![error("This client fell too far behind; some changes were not delivered")]
+                        vec![Part::Own(error("This client fell too far behind; some changes were not delivered").to_string())]
                     }
                 },
                 _ = heartbeat.tick() => {
@@ -148,14 +148,14 @@ impl Connection {
                         continue;
                     }
                     // Quiet for 5 s: a throttled connection's held change goes now, else a heartbeat.
-                    self.held.take().into_iter().collect()
+                    self.held.take().map(Part::Change).into_iter().collect()
                 }
             };
             if frame.is_empty() && self.last_sent.elapsed() < HEARTBEAT {
                 continue;
             }
-            let count = frame.iter().filter(|m| m.get("Value").is_some()).count() as u64;
-            let text = Value::Array(frame).to_string();
+            let count = frame.iter().filter(|part| matches!(part, Part::Change(_))).count() as u64;
+            let text = frame_text(&frame);
             tokio::select! {
                 _ = stopping.changed() => return End::ServerStopping,
                 sent = tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))) => match sent {
@@ -171,33 +171,38 @@ impl Connection {
     }
 
     /// Applies one command; answers with its confirmation, after an error when it was refused.
-    fn command(&mut self, text: &str) -> Vec<Value> {
+    fn command(&mut self, text: &str) -> Vec<Part> {
         let mut frame = Vec::new();
         match parse_command(text) {
             Ok(command) => {
                 let id = command.id;
                 self.shared.watches.lock().apply(command);
-                frame.extend(id.map(confirm));
+                frame.extend(id.map(|id| Part::Own(confirm(id).to_string())));
             }
             Err(e) => {
-                frame.push(error(&e.to_string()));
+                frame.push(Part::Own(error(&e.to_string()).to_string()));
                 // Confirmed even so: the clients block on the confirmation of every command they send.
-                frame.extend(command_id(text).map(confirm));
+                frame.extend(command_id(text).map(|id| Part::Own(confirm(id).to_string())));
             }
         }
         frame
     }
 
-    fn notifications(&mut self, changes: &[Arc<Change>]) -> Vec<Value> {
-        let wanted: Vec<&Arc<Change>> = {
+    fn notifications(&mut self, changes: &[Arc<Published>]) -> Vec<Part> {
+        let wanted: Vec<&Arc<Published>> = {
             let watches = self.shared.watches.lock();
-            changes.iter().filter(|change| watches.matches(change)).collect()
+            changes.iter().filter(|published| watches.matches(&published.change)).collect()
         };
         let mut frame = Vec::new();
-        for change in wanted {
-            let Some(message) = notification(change, |id| operation_state(&self.database, id)) else { continue };
+        let database = &self.database;
+        for published in wanted {
+            let render = |change: &_| notification(change, |id| operation_state(database, id)).map(|v| v.to_string());
+            if published.rendered(render).is_none() {
+                continue;
+            }
+            let change = &published.change;
             if self.shared.throttled && change.skippable() && self.last_sent.elapsed() < HEARTBEAT {
-                if self.held.replace(message).is_some() {
+                if self.held.replace(published.clone()).is_some() {
                     self.shared.skipped.fetch_add(1, Ordering::Relaxed);
                 }
                 continue;
@@ -206,10 +211,39 @@ impl Connection {
                 // Sent a newer one: the held change is stale.
                 self.shared.skipped.fetch_add(1, Ordering::Relaxed);
             }
-            frame.push(message);
+            frame.push(Part::Change(published.clone()));
         }
         frame
     }
+}
+
+/// One message of a frame: a notification (rendered once, shared by every connection) or this
+/// connection's own (a confirmation, an error).
+enum Part {
+    Change(Arc<Published>),
+    Own(String),
+}
+
+/// The frame's text: its messages as one JSON array.
+fn frame_text(frame: &[Part]) -> String {
+    let texts: Vec<&str> = frame
+        .iter()
+        .map(|part| match part {
+            // Rendered before it was put in the frame; an empty text is never produced.
+            Part::Change(published) => published.rendered(|_| None).unwrap_or("null"),
+            Part::Own(text) => text.as_str(),
+        })
+        .collect();
+    let mut text = String::with_capacity(2 + texts.iter().map(|t| t.len() + 1).sum::<usize>());
+    text.push('[');
+    for (n, part) in texts.iter().enumerate() {
+        if n > 0 {
+            text.push(',');
+        }
+        text.push_str(part);
+    }
+    text.push(']');
+    text
 }
 
 /// An operation's state as `/operations/state` renders it, and whether it is still running.
