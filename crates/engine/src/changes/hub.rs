@@ -11,8 +11,10 @@ use parking_lot::Mutex;
 
 use super::change::Change;
 
-/// Changes a subscriber may have waiting before it is dropped as too slow.
-const DEFAULT_CAPACITY: usize = 8192;
+/// Changes a subscriber may have waiting before it is dropped as too slow. A queued change is one pointer
+/// (the change itself is shared by every subscriber), so the bound is set by what a client may fall behind,
+/// not by memory: one commit of a bulk insert publishes 8,192 changes at once, and two may be in flight.
+const DEFAULT_CAPACITY: usize = 32_768;
 
 type Wake = Box<dyn Fn() + Send + Sync>;
 
