@@ -4,6 +4,7 @@
 use corvid_storage::{CounterValue, WriteTxn};
 use corvid_types::{id_key, now_nanos, validate_name, NameKind};
 
+use crate::changes::{pending, Change, CounterChangeKind};
 use crate::write::metadata::refresh_document;
 use crate::{Database, EngineError};
 
@@ -92,14 +93,27 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, command: DocumentCounters, now: i64) -
     let id = doc.id;
     let mut names_changed = false;
     let mut counters = Vec::new();
+    // What the Changes API hears of, once the document's change vector after the write is known.
+    let announce = pending::gathering();
+    let mut changed: Vec<(CounterChangeKind, String, i64)> = Vec::new();
     for op in command.operations {
         match op {
             CounterOperation::Increment { name, delta } => {
                 let (value, created) = txn.increment_counter(&key, &name, delta)?;
                 names_changed |= created;
+                if announce {
+                    let kind = if created { CounterChangeKind::Put } else { CounterChangeKind::Increment };
+                    changed.push((kind, value.name.clone(), value.value));
+                }
                 counters.push(Some(detail(&id, value)));
             }
-            CounterOperation::Delete { name } => names_changed |= txn.delete_counter(&key, &name)?,
+            CounterOperation::Delete { name } => {
+                let deleted = txn.delete_counter(&key, &name)?;
+                names_changed |= deleted;
+                if announce && deleted {
+                    changed.push((CounterChangeKind::Delete, name, 0));
+                }
+            }
             CounterOperation::Get { name } => {
                 counters.push(txn.counter(&key, &name)?.map(|c| detail(&id, CounterValue { name, value: c.value })))
             }
@@ -107,6 +121,17 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, command: DocumentCounters, now: i64) -
         }
     }
     let document_change_vector = if names_changed { Some(refresh_document(txn, &key, now)?) } else { None };
+    let change_vector = document_change_vector.as_deref().unwrap_or(&doc.change_vector);
+    for (kind, name, value) in changed {
+        pending::raise(|| Change::Counter {
+            kind,
+            document_id: id.clone(),
+            collection: doc.collection.clone(),
+            name,
+            value,
+            change_vector: change_vector.to_owned(),
+        });
+    }
     Ok(CountersReply { id, counters, document_change_vector })
 }
 

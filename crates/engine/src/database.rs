@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger, WriteTxn};
 
-use crate::changes::{Change, ChangesHub, DocumentFeeder};
+use crate::changes::{pending, Change, ChangesHub, DocumentFeeder};
 use crate::commit_watch::CommitWatch;
-use crate::indexing::{AutoIndexLifetimes, IndexRegistry};
+use crate::indexing::{AutoIndexLifetimes, IndexAnnouncer, IndexRegistry};
 use crate::subscriptions::SubscriptionConnections;
-use crate::{EngineError, FinishListener, Operations};
+use crate::{EngineError, OperationEvent, OperationListener, Operations};
 
 /// How a database is opened: storage options, write queue and automatic index lifetimes.
 #[derive(Debug, Clone)]
@@ -51,6 +51,25 @@ pub struct Database {
     feeder: DocumentFeeder,
 }
 
+/// Wraps a write so that the changes it raises are returned with its result; a failed write's changes are
+/// dropped with it. Nothing is gathered while nobody listens.
+#[allow(clippy::type_complexity)]
+fn gathering_changes<T>(
+    hub: &Arc<ChangesHub>,
+    op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
+) -> impl FnOnce(&mut WriteTxn<'_>) -> Result<(T, Vec<Change>), EngineError> + Send + 'static {
+    let hub = hub.clone();
+    move |txn| {
+        if hub.subscriber_count() == 0 {
+            return op(txn).map(|value| (value, Vec::new()));
+        }
+        match pending::gather(|| op(txn)) {
+            (Ok(value), raised) => Ok((value, raised)),
+            (Err(e), _) => Err(e),
+        }
+    }
+}
+
 impl Database {
     /// Opens (or creates) the database stored at `path`, starts its writer thread and its indexes.
     pub fn open(name: &str, path: &Path, options: &DatabaseOptions) -> Result<Database, EngineError> {
@@ -62,13 +81,19 @@ impl Database {
         };
         let merger = Arc::new(TransactionMerger::start(name, store.clone(), options.write_queue_capacity, on_commit)?);
         let lifetimes = AutoIndexLifetimes { idle_after: options.auto_index_idle_after, delete_after: options.auto_index_delete_after };
-        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), merger.clone(), watch.clone(), lifetimes)?;
         let changes = Arc::new(ChangesHub::default());
+        let announce: IndexAnnouncer = {
+            let changes = changes.clone();
+            Arc::new(move |name: &str, kind| changes.publish(Change::Index { kind, name: name.to_owned() }))
+        };
+        let indexes = IndexRegistry::open(&path.join("indexes"), store.clone(), merger.clone(), watch.clone(), lifetimes, announce)?;
         let feeder = DocumentFeeder::start(name, store.clone(), watch.clone(), changes.clone())
             .map_err(|e| EngineError::Internal(format!("cannot start the Changes API feeder: {e}")))?;
         let operations = {
             let changes = changes.clone();
-            Operations::with_listener(FinishListener::new(move |id| changes.publish(Change::Operation { id })))
+            Operations::with_listener(OperationListener::new(move |id, event| {
+                changes.publish(Change::Operation { id, finished: event == OperationEvent::Finished })
+            }))
         };
         let subscription_connections = Arc::default();
         Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations, changes, subscription_connections, feeder })
@@ -99,21 +124,31 @@ impl Database {
         self.merger.stats()
     }
 
-    /// Queues a write; `reply` gets its result once it is durable.
+    /// Queues a write; `reply` gets its result once it is durable. Changes the write raises (counters) are
+    /// published to the Changes API just before `reply` runs, and only when the write committed.
     pub fn write<T: Send + 'static>(
         &self,
         op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
         reply: impl FnOnce(Result<T, EngineError>) + Send + 'static,
     ) -> Result<(), EngineError> {
-        self.merger.submit(op, reply).map_err(|e| self.name_error(e.into()))
+        let changes = self.changes.clone();
+        let reply = move |result: Result<(T, Vec<Change>), EngineError>| {
+            reply(result.map(|(value, raised)| {
+                changes.publish_all(raised);
+                value
+            }))
+        };
+        self.merger.submit(gathering_changes(&self.changes, op), reply).map_err(|e| self.name_error(e.into()))
     }
 
-    /// Runs a write and waits for it on this thread.
+    /// Runs a write and waits for it on this thread (its changes are published as for [`Database::write`]).
     pub fn write_blocking<T: Send + 'static>(
         &self,
         op: impl FnOnce(&mut WriteTxn<'_>) -> Result<T, EngineError> + Send + 'static,
     ) -> Result<T, EngineError> {
-        self.merger.write_blocking(op).map_err(|e| self.name_error(e))
+        let (value, raised) = self.merger.write_blocking(gathering_changes(&self.changes, op)).map_err(|e| self.name_error(e))?;
+        self.changes.publish_all(raised);
+        Ok(value)
     }
 
     pub(crate) fn name_error(&self, e: EngineError) -> EngineError {

@@ -60,7 +60,7 @@ pub use hilo::{HiloRange, HiloRequest};
 pub use index_info::IndexInfo;
 pub use json_patch::{parse_operations as parse_json_patch, JsonPatchOp};
 pub use operation_result::{BulkInsertSummary, ByQueryDetail, ByQueryResult, OperationResult, RevertSummary};
-pub use operations::{FinishListener, Operation, OperationSnapshot, OperationState, Operations};
+pub use operations::{Operation, OperationEvent, OperationListener, OperationSnapshot, OperationState, Operations};
 pub use patch::{validate_script, PatchCommand, PatchOutcome, PatchScript, PatchStatus};
 pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};

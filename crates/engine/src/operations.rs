@@ -17,6 +17,9 @@ use crate::EngineError;
 const KEEP_FINISHED: Duration = Duration::from_secs(15 * 60);
 /// Most finished operations kept (the oldest are dropped first).
 const MAX_FINISHED: usize = 1024;
+/// An operation reports progress to its listener at most this often: a patch of millions of documents
+/// advances in thousands of steps, and a Changes API client wants a progress bar, not every step.
+const PROGRESS_NOTICE_EVERY: Duration = Duration::from_millis(500);
 
 /// Where an operation is: running, or how it ended with what it ended with. `R` is what a completed
 /// operation reports, `F` the typed error a faulted one failed with (the server renders both).
@@ -61,22 +64,33 @@ struct Progress<R, F> {
     processed: u64,
     total: u64,
     finished_at: Option<Instant>,
+    /// When progress was last reported to the listener.
+    noticed_at: Option<Instant>,
 }
 
-/// Told the id of every operation that ends (the Changes API's operation notifications).
-#[derive(Clone)]
-pub struct FinishListener(Arc<dyn Fn(u64) + Send + Sync>);
+/// What an operation tells its listener.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationEvent {
+    /// It advanced (at most every [`PROGRESS_NOTICE_EVERY`]).
+    Progress,
+    /// It ended: completed, faulted or canceled.
+    Finished,
+}
 
-impl FinishListener {
+/// Told the id of every operation that advances or ends (the Changes API's operation notifications).
+#[derive(Clone)]
+pub struct OperationListener(Arc<dyn Fn(u64, OperationEvent) + Send + Sync>);
+
+impl OperationListener {
     /// Wraps the callback.
-    pub fn new(listener: impl Fn(u64) + Send + Sync + 'static) -> FinishListener {
-        FinishListener(Arc::new(listener))
+    pub fn new(listener: impl Fn(u64, OperationEvent) + Send + Sync + 'static) -> OperationListener {
+        OperationListener(Arc::new(listener))
     }
 }
 
-impl std::fmt::Debug for FinishListener {
+impl std::fmt::Debug for OperationListener {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FinishListener")
+        f.write_str("OperationListener")
     }
 }
 
@@ -93,7 +107,7 @@ pub struct Operation<R = OperationResult, F = EngineError> {
     pub started_at: i64,
     cancel: AtomicBool,
     progress: Mutex<Progress<R, F>>,
-    on_finish: Option<FinishListener>,
+    listener: Option<OperationListener>,
 }
 
 /// What a client sees of an operation at one moment.
@@ -126,9 +140,18 @@ impl<R, F> Operation<R, F> {
         self.progress.lock().total = total;
     }
 
-    /// Counts `n` more items done.
+    /// Counts `n` more items done, and tells the listener when it last heard long enough ago.
     pub fn add_processed(&self, n: u64) {
-        self.progress.lock().processed += n;
+        let mut p = self.progress.lock();
+        p.processed += n;
+        let Some(listener) = &self.listener else { return };
+        let now = Instant::now();
+        if p.noticed_at.is_some_and(|at| now.duration_since(at) < PROGRESS_NOTICE_EVERY) {
+            return;
+        }
+        p.noticed_at = Some(now);
+        drop(p);
+        (listener.0)(self.id, OperationEvent::Progress);
     }
 
     /// Ends the operation; the first ending wins.
@@ -140,8 +163,8 @@ impl<R, F> Operation<R, F> {
         p.state = state;
         p.finished_at = Some(Instant::now());
         drop(p);
-        if let Some(listener) = &self.on_finish {
-            (listener.0)(self.id);
+        if let Some(listener) = &self.listener {
+            (listener.0)(self.id, OperationEvent::Finished);
         }
     }
 
@@ -180,7 +203,7 @@ impl<R, F> Operation<R, F> {
 pub struct Operations<R = OperationResult, F = EngineError> {
     next_id: AtomicU64,
     all: Mutex<HashMap<u64, Arc<Operation<R, F>>>>,
-    on_finish: Option<FinishListener>,
+    listener: Option<OperationListener>,
 }
 
 impl<R, F> Default for Operations<R, F> {
@@ -192,12 +215,12 @@ impl<R, F> Default for Operations<R, F> {
 impl<R, F> Operations<R, F> {
     /// No operations; ids start at 1.
     pub fn new() -> Operations<R, F> {
-        Operations { next_id: AtomicU64::new(1), all: Mutex::new(HashMap::new()), on_finish: None }
+        Operations { next_id: AtomicU64::new(1), all: Mutex::new(HashMap::new()), listener: None }
     }
 
-    /// No operations; `listener` hears of each one that ends.
-    pub fn with_listener(listener: FinishListener) -> Operations<R, F> {
-        Operations { on_finish: Some(listener), ..Operations::new() }
+    /// No operations; `listener` hears of each one that advances or ends.
+    pub fn with_listener(listener: OperationListener) -> Operations<R, F> {
+        Operations { listener: Some(listener), ..Operations::new() }
     }
 
     /// A fresh id (also handed to clients that start bulk inserts with it).
@@ -216,8 +239,14 @@ impl<R, F> Operations<R, F> {
             description,
             started_at: corvid_types::now_nanos(),
             cancel: AtomicBool::new(false),
-            progress: Mutex::new(Progress { state: OperationState::InProgress, processed: 0, total: 0, finished_at: None }),
-            on_finish: self.on_finish.clone(),
+            progress: Mutex::new(Progress {
+                state: OperationState::InProgress,
+                processed: 0,
+                total: 0,
+                finished_at: None,
+                noticed_at: None,
+            }),
+            listener: self.listener.clone(),
         });
         let mut all = self.all.lock();
         Self::forget_old(&mut all);
@@ -288,6 +317,22 @@ mod tests {
         op.complete(1);
         assert!(matches!(op.snapshot().state, OperationState::Canceled), "the first ending wins");
         assert!(!ops.kill(9999));
+    }
+
+    #[test]
+    fn progress_is_reported_at_a_bounded_rate_and_the_end_always() {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let listener = {
+            let heard = heard.clone();
+            OperationListener::new(move |id, event| heard.lock().push((id, event)))
+        };
+        let ops: Operations<u64, String> = Operations::with_listener(listener);
+        let op = ops.start(None, "UpdateByQuery", String::new());
+        for _ in 0..100 {
+            op.add_processed(1);
+        }
+        op.complete(100);
+        assert_eq!(*heard.lock(), vec![(op.id, OperationEvent::Progress), (op.id, OperationEvent::Finished)]);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use corvid_engine::changes::Change;
+use corvid_types::format_date;
 use serde_json::{json, Value};
 
 /// What a connection watches. Names and ids are kept lower-cased: RavenDB matches them case-insensitively.
@@ -21,8 +22,12 @@ pub enum Watch {
     Counter(String),
     DocumentCounters(String),
     DocumentCounter(String, String),
-    /// Watches Corvid accepts but has nothing to send for (time series, topology).
-    Silent(String),
+    AllTimeSeries,
+    TimeSeries(String),
+    DocumentTimeSeries(String),
+    DocumentTimeSeriesNamed(String, String),
+    /// `watch-topology-change`: accepted, but a single node's topology never changes.
+    Topology,
 }
 
 /// One command a client sent.
@@ -92,9 +97,14 @@ pub fn parse_command(text: &str) -> Result<Command, CommandError> {
             Ok([document, counter]) => Watch::DocumentCounter(document, counter),
             Err(_) => return Err(CommandError::MissingParameter(name.to_owned())),
         },
-        "all-timeseries" | "timeseries" | "all-document-timeseries" | "document-timeseries" | "topology-change" => {
-            Watch::Silent(what.to_owned())
-        }
+        "all-timeseries" => Watch::AllTimeSeries,
+        "timeseries" => Watch::TimeSeries(required()?),
+        "all-document-timeseries" => Watch::DocumentTimeSeries(required()?),
+        "document-timeseries" => match <[String; 2]>::try_from(params) {
+            Ok([document, name]) => Watch::DocumentTimeSeriesNamed(document, name),
+            Err(_) => return Err(CommandError::MissingParameter(name.to_owned())),
+        },
+        "topology-change" => Watch::Topology,
         _ => return Err(CommandError::Unknown(name.to_owned())),
     };
     Ok(Command { id, watch, target })
@@ -119,9 +129,57 @@ impl Watches {
         }
     }
 
+    /// What `/changes/debug` shows of the watches, under RavenDB's names (ids and names lower-cased).
+    pub fn debug_json(&self) -> serde_json::Map<String, Value> {
+        let all = |wanted: Watch| Value::Bool(self.counts.contains_key(&wanted));
+        let list = |pick: &dyn Fn(&Watch) -> Option<Value>| {
+            let mut items: Vec<Value> = self.counts.keys().filter_map(pick).collect();
+            items.sort_by_key(Value::to_string);
+            Value::Array(items)
+        };
+        let pair = |document: &str, name: &str| json!({"DocumentId": document, "Name": name});
+        let mut out = serde_json::Map::new();
+        out.insert("WatchAllDocuments".into(), all(Watch::AllDocuments));
+        out.insert("WatchAllIndexes".into(), all(Watch::AllIndexes));
+        out.insert("WatchAllCounters".into(), all(Watch::AllCounters));
+        out.insert("WatchAllTimeSeries".into(), all(Watch::AllTimeSeries));
+        out.insert("WatchAllOperations".into(), all(Watch::AllOperations));
+        out.insert("WatchTopology".into(), all(Watch::Topology));
+        out.insert("WatchDocumentPrefixes".into(), list(&|w| matches!(w, Watch::Prefix(_)).then(|| text(w))));
+        out.insert("WatchDocumentsInCollection".into(), list(&|w| matches!(w, Watch::Collection(_)).then(|| text(w))));
+        out.insert("WatchIndexes".into(), list(&|w| matches!(w, Watch::Index(_)).then(|| text(w))));
+        out.insert("WatchDocuments".into(), list(&|w| matches!(w, Watch::Document(_)).then(|| text(w))));
+        out.insert("WatchOperations".into(), list(&|w| if let Watch::Operation(id) = w { Some(json!(id)) } else { None }));
+        out.insert("WatchCounters".into(), list(&|w| matches!(w, Watch::Counter(_)).then(|| text(w))));
+        out.insert("WatchCounterOfDocument".into(), list(&|w| if let Watch::DocumentCounter(d, n) = w { Some(pair(d, n)) } else { None }));
+        out.insert("WatchCountersOfDocument".into(), list(&|w| matches!(w, Watch::DocumentCounters(_)).then(|| text(w))));
+        out.insert("WatchTimeSeries".into(), list(&|w| matches!(w, Watch::TimeSeries(_)).then(|| text(w))));
+        out.insert(
+            "WatchTimeSeriesOfDocument".into(),
+            list(&|w| if let Watch::DocumentTimeSeriesNamed(d, n) = w { Some(pair(d, n)) } else { None }),
+        );
+        out.insert("WatchAllTimeSeriesOfDocument".into(), list(&|w| matches!(w, Watch::DocumentTimeSeries(_)).then(|| text(w))));
+        out
+    }
+
     /// Whether any watch of this connection asks for `change`.
     pub fn matches(&self, change: &Change) -> bool {
         self.counts.keys().any(|watch| watch_matches(watch, change))
+    }
+}
+
+/// The one parameter of a single-parameter watch, as JSON.
+fn text(watch: &Watch) -> Value {
+    match watch {
+        Watch::Document(p)
+        | Watch::Prefix(p)
+        | Watch::Collection(p)
+        | Watch::Index(p)
+        | Watch::Counter(p)
+        | Watch::DocumentCounters(p)
+        | Watch::TimeSeries(p)
+        | Watch::DocumentTimeSeries(p) => Value::String(p.clone()),
+        _ => Value::Null,
     }
 }
 
@@ -134,24 +192,55 @@ fn watch_matches(watch: &Watch, change: &Change) -> bool {
         (Watch::AllIndexes, Change::Index { .. }) => true,
         (Watch::Index(wanted), Change::Index { name, .. }) => name.to_lowercase() == *wanted,
         (Watch::AllOperations, Change::Operation { .. }) => true,
-        (Watch::Operation(wanted), Change::Operation { id }) => id == wanted,
+        (Watch::Operation(wanted), Change::Operation { id, .. }) => id == wanted,
+        (Watch::AllCounters, Change::Counter { .. }) => true,
+        (Watch::Counter(wanted), Change::Counter { name, .. }) => name.to_lowercase() == *wanted,
+        (Watch::DocumentCounters(wanted), Change::Counter { document_id, .. }) => document_id.to_lowercase() == *wanted,
+        (Watch::DocumentCounter(document, counter), Change::Counter { document_id, name, .. }) => {
+            document_id.to_lowercase() == *document && name.to_lowercase() == *counter
+        }
+        (Watch::AllTimeSeries, Change::TimeSeries { .. }) => true,
+        (Watch::TimeSeries(wanted), Change::TimeSeries { name, .. }) => name.to_lowercase() == *wanted,
+        (Watch::DocumentTimeSeries(wanted), Change::TimeSeries { document_id, .. }) => document_id.to_lowercase() == *wanted,
+        (Watch::DocumentTimeSeriesNamed(document, series), Change::TimeSeries { document_id, name, .. }) => {
+            document_id.to_lowercase() == *document && name.to_lowercase() == *series
+        }
         _ => false,
     }
 }
 
 /// The notification object of a change; `operation_state` renders an operation's state as
-/// `/operations/state` does (None when the operation is no longer known).
-pub fn notification(change: &Change, operation_state: impl FnOnce(u64) -> Option<Value>) -> Option<Value> {
+/// `/operations/state` does, and tells whether it is still running (None when it is no longer known). A
+/// progress report of an operation that has ended since is not sent: its end follows.
+pub fn notification(change: &Change, operation_state: impl FnOnce(u64) -> Option<(Value, bool)>) -> Option<Value> {
     Some(match change {
         Change::Document { kind, id, collection, change_vector } => json!({
             "Type": "DocumentChange",
             "Value": {"Type": kind.name(), "Id": id, "CollectionName": collection, "ChangeVector": change_vector}
         }),
         Change::Index { kind, name } => json!({"Type": "IndexChange", "Value": {"Name": name, "Type": kind.name()}}),
-        Change::Operation { id } => json!({
-            "Type": "OperationStatusChange",
-            "Value": {"OperationId": id, "State": operation_state(*id)?}
+        Change::Counter { kind, document_id, collection, name, value, change_vector } => json!({
+            "Type": "CounterChange",
+            "Value": {
+                "Type": kind.name(), "DocumentId": document_id, "CollectionName": collection, "Name": name, "Value": value,
+                "ChangeVector": change_vector
+            }
         }),
+        Change::TimeSeries { kind, document_id, collection, name, from_ms, to_ms, change_vector } => json!({
+            "Type": "TimeSeriesChange",
+            "Value": {
+                "Type": kind.name(), "DocumentId": document_id, "CollectionName": collection, "Name": name,
+                "From": from_ms.map(|ms| format_date(ms.saturating_mul(1_000_000))),
+                "To": to_ms.map(|ms| format_date(ms.saturating_mul(1_000_000))), "ChangeVector": change_vector
+            }
+        }),
+        Change::Operation { id, finished } => {
+            let (state, running) = operation_state(*id)?;
+            if !finished && !running {
+                return None;
+            }
+            json!({"Type": "OperationStatusChange", "Value": {"OperationId": id, "State": state}})
+        }
     })
 }
 

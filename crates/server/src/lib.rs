@@ -2,6 +2,7 @@
 //! JSON, the request log and limits, and the landlord that opens databases on demand.
 
 mod body;
+mod changes_connections;
 mod changes_protocol;
 mod compression;
 mod config;

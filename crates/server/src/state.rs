@@ -35,6 +35,8 @@ pub struct Inner {
     pub changes_clients: AtomicU64,
     /// Changes API clients that fell too far behind (changes skipped or the connection dropped).
     pub changes_dropped: AtomicU64,
+    /// The Changes API websockets open now (for `/changes/debug` and `DELETE /changes?id=`).
+    pub changes_connections: crate::changes_connections::ChangesConnections,
     /// Set once the server stops: open Changes API websockets close.
     pub changes_shutdown: tokio::sync::watch::Sender<bool>,
     /// The router itself, for requests dispatched from inside a request (multi_get).
@@ -63,6 +65,7 @@ impl AppState {
                 server_operations: corvid_engine::Operations::new(),
                 changes_clients: AtomicU64::new(0),
                 changes_dropped: AtomicU64::new(0),
+                changes_connections: Default::default(),
                 changes_shutdown: tokio::sync::watch::channel(false).0,
                 router: OnceLock::new(),
             }),

@@ -89,8 +89,6 @@ fn publish_after(store: &Store, hub: &ChangesHub, after: u64, upto: u64) -> Resu
     })?;
     drop(read);
     changes.sort_by_key(|(etag, _)| *etag);
-    for (_, change) in changes {
-        hub.publish(change);
-    }
+    hub.publish_all(changes.into_iter().map(|(_, change)| change).collect());
     Ok(())
 }

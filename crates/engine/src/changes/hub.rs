@@ -1,16 +1,20 @@
 //! Per-database fan-out of changes. Every subscriber has a bounded queue: publishing never waits, and a
 //! subscriber that falls `capacity` changes behind is marked overflowed (and counted) instead of growing.
+//! A change is queued once for all subscribers (one `Arc`), with a slot for the server's rendering of it,
+//! so a hundred subscribers cost one rendering, not a hundred.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
 use super::change::Change;
 
-/// Changes a subscriber may have waiting before it is dropped as too slow.
-const DEFAULT_CAPACITY: usize = 8192;
+/// Changes a subscriber may have waiting before it is dropped as too slow. A queued change is one pointer
+/// (the change itself is shared by every subscriber), so the bound is set by what a client may fall behind,
+/// not by memory: one commit of a bulk insert publishes 8,192 changes at once, and two may be in flight.
+const DEFAULT_CAPACITY: usize = 32_768;
 
 type Wake = Box<dyn Fn() + Send + Sync>;
 
@@ -22,8 +26,23 @@ struct Slot {
 
 #[derive(Default)]
 struct Queue {
-    changes: VecDeque<Arc<Change>>,
+    changes: VecDeque<Arc<Published>>,
     overflowed: bool,
+}
+
+/// A change as queued for every subscriber.
+pub struct Published {
+    /// What changed.
+    pub change: Change,
+    /// The wire form, made by the first subscriber that sends it (None: not sent, e.g. an operation gone).
+    rendered: OnceLock<Option<String>>,
+}
+
+impl Published {
+    /// The change's wire form, rendered by `render` the first time any subscriber asks.
+    pub fn rendered(&self, render: impl FnOnce(&Change) -> Option<String>) -> Option<&str> {
+        self.rendered.get_or_init(|| render(&self.change)).as_deref()
+    }
 }
 
 /// The subscribers of one database.
@@ -66,29 +85,39 @@ impl ChangesHub {
         self.dropped.load(Ordering::Relaxed)
     }
 
-    /// Queues `change` for every subscriber; never blocks on a subscriber.
-    pub fn publish(&self, change: Change) {
+    /// Queues each change, in order, for every subscriber: each subscriber's queue is locked and its task
+    /// woken once per call, not once per change.
+    pub fn publish_all(&self, changes: Vec<Change>) {
+        if changes.is_empty() {
+            return;
+        }
         let slots = self.slots.lock().clone();
         if slots.is_empty() {
             return;
         }
-        let change = Arc::new(change);
+        let published: Vec<Arc<Published>> =
+            changes.into_iter().map(|change| Arc::new(Published { change, rendered: OnceLock::new() })).collect();
         for slot in slots {
             {
                 let mut queue = slot.queue.lock();
                 if queue.overflowed {
                     continue;
                 }
-                if queue.changes.len() >= self.capacity {
+                if queue.changes.len() + published.len() > self.capacity {
                     queue.overflowed = true;
                     queue.changes = VecDeque::new();
                     self.dropped.fetch_add(1, Ordering::Relaxed);
                 } else {
-                    queue.changes.push_back(change.clone());
+                    queue.changes.extend(published.iter().cloned());
                 }
             }
             (slot.wake)();
         }
+    }
+
+    /// Queues `change` for every subscriber; never blocks on a subscriber.
+    pub fn publish(&self, change: Change) {
+        self.publish_all(vec![change]);
     }
 }
 
@@ -99,8 +128,13 @@ pub struct Subscription {
 }
 
 impl Subscription {
+    /// Changes queued and not yet taken.
+    pub fn pending(&self) -> usize {
+        self.slot.queue.lock().changes.len()
+    }
+
     /// Takes every change queued so far, or `Overflowed` once the subscriber fell too far behind.
-    pub fn drain(&self) -> Result<Vec<Arc<Change>>, Overflowed> {
+    pub fn drain(&self) -> Result<Vec<Arc<Published>>, Overflowed> {
         let mut queue = self.slot.queue.lock();
         if queue.overflowed {
             return Err(Overflowed);
@@ -130,7 +164,7 @@ mod tests {
         let sub = hub.subscribe(|| {});
         hub.publish(index_change(1));
         hub.publish(index_change(2));
-        let got: Vec<Change> = sub.drain().unwrap().iter().map(|c| (**c).clone()).collect();
+        let got: Vec<Change> = sub.drain().unwrap().iter().map(|p| p.change.clone()).collect();
         assert_eq!(got, vec![index_change(1), index_change(2)]);
         assert!(sub.drain().unwrap().is_empty());
     }
@@ -146,6 +180,24 @@ mod tests {
         }
         assert!(stalled.drain().is_err());
         assert_eq!(hub.dropped_subscribers(), 1);
+    }
+
+    #[test]
+    fn a_change_is_queued_once_and_rendered_once() {
+        let hub = Arc::new(ChangesHub::with_capacity(10));
+        let (a, b) = (hub.subscribe(|| {}), hub.subscribe(|| {}));
+        hub.publish_all(vec![index_change(1), index_change(2)]);
+        let (from_a, from_b) = (a.drain().unwrap(), b.drain().unwrap());
+        assert!(Arc::ptr_eq(&from_a[1], &from_b[1]));
+        let renders = std::cell::Cell::new(0);
+        for published in [&from_a[0], &from_b[0]] {
+            let text = published.rendered(|_| {
+                renders.set(renders.get() + 1);
+                Some("x".to_owned())
+            });
+            assert_eq!(text, Some("x"));
+        }
+        assert_eq!(renders.get(), 1);
     }
 
     #[test]

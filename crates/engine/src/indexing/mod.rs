@@ -4,7 +4,7 @@
 //! Imports run one way: the vocabulary (`all_docs`, `field`, `aggregation`, `static_index`, `definition`)
 //! knows nothing of compiling or running; `compile` checks a client's definition with `js_map` and
 //! `linq_map`; `handle` is one running index; `worker` keeps one handle up to date through `mapper` and tells
-//! its owner it caught up through `CatchUpListener`; `registry` owns the handles and starts the workers.
+//! its owner it caught up (and what the Changes API hears of) through `WorkerListener`; `registry` owns the handles and starts the workers.
 
 #![warn(missing_docs)]
 
@@ -36,5 +36,5 @@ pub use handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError, REPLA
 pub use js_map::JsMapCompileError;
 pub use output_collection::{output_collection_of, ReduceOutput};
 pub use output_references::ReferencePatternError;
-pub use registry::{AutoIndexLifetimes, IndexRegistry};
+pub use registry::{AutoIndexLifetimes, IndexAnnouncer, IndexRegistry};
 pub use static_index::{SourceLanguage, StaticIndex};

@@ -14,7 +14,8 @@ use super::control::{IndexControl, CONTROL_FILE};
 use super::definition::AutoIndexDefinition;
 use super::field::AutoIndexField;
 use super::handle::{IndexHandle, REPLACEMENT_PREFIX};
-use super::worker::{self, CatchUpListener};
+use super::worker::{self, WorkerListener};
+use crate::changes::IndexChangeKind;
 use crate::commit_watch::CommitWatch;
 use crate::version_hasher::VersionHasher;
 use crate::EngineError;
@@ -47,7 +48,12 @@ pub struct IndexRegistry {
     indexes: RwLock<Vec<Arc<IndexHandle>>>,
     /// Serialises creation so two queries needing the same new index create it once.
     create_lock: Mutex<()>,
+    /// Tells the Changes API what happened to an index (batches, errors, swaps).
+    announce: IndexAnnouncer,
 }
+
+/// Where the registry reports what happened to its indexes (the database's Changes API hub).
+pub type IndexAnnouncer = Arc<dyn Fn(&str, IndexChangeKind) + Send + Sync>;
 
 /// A directory name for an index: its name made safe for file systems, and a hash telling apart names that
 /// become the same.
@@ -65,6 +71,7 @@ impl IndexRegistry {
         merger: Arc<TransactionMerger>,
         watch: Arc<CommitWatch>,
         lifetimes: AutoIndexLifetimes,
+        announce: IndexAnnouncer,
     ) -> Result<Arc<IndexRegistry>, EngineError> {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let registry = Arc::new(IndexRegistry {
@@ -78,6 +85,7 @@ impl IndexRegistry {
             watch,
             indexes: RwLock::new(Vec::new()),
             create_lock: Mutex::new(()),
+            announce,
         });
         let entries = std::fs::read_dir(dir).map_err(|e| EngineError::Internal(format!("cannot list {}: {e}", dir.display())))?;
         let mut found = Vec::new();
@@ -139,7 +147,7 @@ impl IndexRegistry {
             handle.control.set_paused(true);
         }
         let registry: Weak<IndexRegistry> = Arc::downgrade(self);
-        let registry: Weak<dyn CatchUpListener> = registry;
+        let registry: Weak<dyn WorkerListener> = registry;
         let (h, store, merger, watch) = (handle.clone(), self.store.clone(), self.merger.clone(), self.watch.clone());
         let thread = std::thread::Builder::new()
             .name(format!("index:{}", handle.definition.name))
@@ -418,13 +426,21 @@ impl IndexRegistry {
     }
 }
 
-impl CatchUpListener for IndexRegistry {
+impl WorkerListener for IndexRegistry {
     fn caught_up(&self, index: &IndexHandle) {
         self.retire_superseded(&index.definition);
     }
 
     fn ready_to_swap(&self, replacement: &IndexHandle) -> Result<bool, EngineError> {
-        self.promote(replacement)
+        let swapped = self.promote(replacement)?;
+        if swapped {
+            (self.announce)(&replacement.definition.name, IndexChangeKind::SideBySideReplace);
+        }
+        Ok(swapped)
+    }
+
+    fn index_changed(&self, index: &IndexHandle, kind: IndexChangeKind) {
+        (self.announce)(&index.name(), kind);
     }
 }
 

@@ -18,6 +18,7 @@ use super::definition::AutoIndexDefinition;
 use super::handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError};
 use super::mapper::{MapError, Mapper, SnapshotHost};
 use super::output_collection::OutputChanges;
+use crate::changes::IndexChangeKind;
 use crate::commit_watch::CommitWatch;
 use crate::query::projection::value_at;
 use crate::EngineError;
@@ -64,9 +65,10 @@ fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -
     serde_json::Value::Object(merged)
 }
 
-/// What a worker tells the owner of its index once the index has caught up. The registry implements it; the
-/// worker holds it weakly, so that a worker never keeps the registry of a closed database alive.
-pub(super) trait CatchUpListener: Send + Sync {
+/// What a worker tells the owner of its index: that the index caught up, and what the Changes API reports
+/// (a batch committed, the index errored). The registry implements it; the worker holds it weakly, so that a
+/// worker never keeps the registry of a closed database alive.
+pub(super) trait WorkerListener: Send + Sync {
     /// The index caught up for the first time since its worker started: the narrower automatic indexes it
     /// covers can go.
     fn caught_up(&self, index: &IndexHandle);
@@ -74,6 +76,16 @@ pub(super) trait CatchUpListener: Send + Sync {
     /// A side-by-side replacement caught up and is durable: it may take the place of the index of its name.
     /// False when the swap must wait (the worker asks again the next time it has caught up).
     fn ready_to_swap(&self, replacement: &IndexHandle) -> Result<bool, EngineError>;
+
+    /// Something subscribers of the Changes API hear of happened to the index; must not block.
+    fn index_changed(&self, index: &IndexHandle, kind: IndexChangeKind);
+}
+
+/// Tells the registry, if it is still there, what happened to the index.
+fn announce(registry: &Weak<dyn WorkerListener>, handle: &IndexHandle, kind: IndexChangeKind) {
+    if let Some(registry) = registry.upgrade() {
+        registry.index_changed(handle, kind);
+    }
 }
 
 /// The worker loop of one index, until the index is stopped.
@@ -82,7 +94,7 @@ pub(super) fn run(
     store: &Store,
     merger: &TransactionMerger,
     watch: &CommitWatch,
-    registry: &Weak<dyn CatchUpListener>,
+    registry: &Weak<dyn WorkerListener>,
 ) {
     let mapper = loop {
         match Mapper::for_definition(&handle.definition) {
@@ -100,7 +112,14 @@ pub(super) fn run(
     };
     let mut retired_narrower = false;
     let mut failures: u32 = 0;
+    let mut errored = handle.control.is_errored();
     while !handle.should_stop() {
+        if handle.control.is_errored() != errored {
+            errored = !errored;
+            if errored {
+                announce(registry, handle, IndexChangeKind::IndexMarkedAsErrored);
+            }
+        }
         if !handle.control.may_index() {
             *handle.status.lock() = match handle.control.errored_reason() {
                 Some(reason) => format!("Error: not indexing: {reason}"),
@@ -120,6 +139,7 @@ pub(super) fn run(
         }
         match outcome {
             Ok(Ok(true)) => {
+                announce(registry, handle, IndexChangeKind::BatchCompleted);
                 handle.error_if_failing(false);
                 if !matches!(handle.index, IndexBackend::Search(_)) {
                     std::thread::sleep(REDUCE_BATCH_PAUSE);
