@@ -85,7 +85,7 @@ impl WriteTxn<'_> {
         if !storable(&lower) {
             return Ok(false);
         }
-        Ok(self.txn.delete(self.tables.compare_exchange, lower.as_bytes())?)
+        self.txn.delete(self.tables.compare_exchange, lower.as_bytes())
     }
 }
 

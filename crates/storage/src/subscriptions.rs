@@ -39,7 +39,7 @@ impl WriteTxn<'_> {
 
     /// Removes subscription `id`; false when there was none.
     pub fn delete_subscription(&mut self, id: u64) -> Result<bool, StorageError> {
-        Ok(self.txn.delete(self.tables.meta, &row_key(id))?)
+        self.txn.delete(self.tables.meta, &row_key(id))
     }
 
     /// Every stored definition, by id.
