@@ -55,7 +55,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 32;
+const API_KIND_COUNT: usize = 33;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -126,7 +126,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 21;
+const ENGINE_KIND_COUNT: usize = 23;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
