@@ -26,6 +26,7 @@ mod reduce_store;
 mod reference_store;
 mod store;
 mod tables;
+mod time_series;
 mod violation;
 mod write_txn;
 
@@ -46,5 +47,6 @@ pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};
 pub use reference_store::ReferenceStore;
 pub use store::{Store, StoreOptions, DEFAULT_DISK_RESERVE_BYTES};
 pub use tables::FORMAT_VERSION;
+pub use time_series::{sorted_unique, TimeSeriesEntry, TimeSeriesStats, MAX_VALUES};
 pub use violation::{InvariantReport, Violation};
 pub use write_txn::{DeleteOutcome, PutOutcome, WriteTxn};

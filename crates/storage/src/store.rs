@@ -64,8 +64,9 @@ impl Store {
             Some(v) => {
                 let found =
                     u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
-                if found == 1 {
-                    // Version 2 only added the attachment and counter tables, created empty above.
+                if found == 1 || found == 2 {
+                    // Versions 2 and 3 only added tables (attachments and counters, time series), created empty
+                    // above.
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });

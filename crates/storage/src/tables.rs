@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -30,13 +30,29 @@ pub const ATTACHMENTS: &str = "attachments";
 pub const ATTACHMENT_REFS: &str = "attachment_refs";
 /// lower-cased document id + 0x1E + lower-cased counter name -> i64 BE total + u16-length name as first written
 pub const COUNTERS: &str = "counters";
+/// lower-cased document id + 0x1E + lower-cased series name + 0x1E + segment start (i64 BE, sign bit flipped)
+/// -> compressed segment (`time_series::segment`)
+pub const TIME_SERIES: &str = "time_series";
+/// lower-cased document id + 0x1E + lower-cased series name -> count u64 + start i64 + end i64 + u16-length name
+pub const TIME_SERIES_STATS: &str = "time_series_stats";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 9;
+pub const TABLE_COUNT: u32 = 11;
 
 /// Every table name, in the order of the fields of [`Tables`].
-const NAMES: [&str; TABLE_COUNT as usize] =
-    [DOCS, DOCS_BY_ETAG, COLLECTION_ETAGS, TOMBSTONES, IDENTITIES, META, ATTACHMENTS, ATTACHMENT_REFS, COUNTERS];
+const NAMES: [&str; TABLE_COUNT as usize] = [
+    DOCS,
+    DOCS_BY_ETAG,
+    COLLECTION_ETAGS,
+    TOMBSTONES,
+    IDENTITIES,
+    META,
+    ATTACHMENTS,
+    ATTACHMENT_REFS,
+    COUNTERS,
+    TIME_SERIES,
+    TIME_SERIES_STATS,
+];
 
 /// One LMDB table; keys and values are raw bytes laid out as described above.
 pub(crate) type Table = Database<Bytes, Bytes>;
@@ -54,6 +70,8 @@ pub(crate) struct Tables {
     pub attachments: Table,
     pub attachment_refs: Table,
     pub counters: Table,
+    pub time_series: Table,
+    pub time_series_stats: Table,
 }
 
 impl Tables {
@@ -90,14 +108,27 @@ impl Tables {
             attachments: h[6],
             attachment_refs: h[7],
             counters: h[8],
+            time_series: h[9],
+            time_series_stats: h[10],
         }
     }
 
     /// Every table with its name.
     pub(crate) fn all(&self) -> [(&'static str, Table); TABLE_COUNT as usize] {
         let t = self;
-        let handles =
-            [t.docs, t.docs_by_etag, t.collection_etags, t.tombstones, t.identities, t.meta, t.attachments, t.attachment_refs, t.counters];
+        let handles = [
+            t.docs,
+            t.docs_by_etag,
+            t.collection_etags,
+            t.tombstones,
+            t.identities,
+            t.meta,
+            t.attachments,
+            t.attachment_refs,
+            t.counters,
+            t.time_series,
+            t.time_series_stats,
+        ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
 }
