@@ -64,6 +64,7 @@ mod tests {
             disabled: false,
             settings: serde_json::Map::new(),
             connection_strings: serde_json::Map::new(),
+            time_series: None,
         }
     }
 

@@ -30,6 +30,7 @@ mod query;
 mod reads;
 mod stats;
 mod storage_check;
+mod time_series;
 mod version_hasher;
 mod wildcard;
 mod write;
@@ -42,6 +43,7 @@ pub use cancellation::{CancelOnDrop, Cancellation};
 pub use catalog::{CatalogEntry, CatalogError, DatabaseCatalog};
 pub use compaction::{compact_closed_database, Compaction};
 pub use corvid_storage::{StagedBlob, StorageError};
+pub use corvid_storage::{TimeSeriesEntry, TimeSeriesStats, MAX_VALUES as MAX_TIME_SERIES_VALUES};
 pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
@@ -56,4 +58,7 @@ pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};
 pub use stats::{CollectionStats, DatabaseStats};
 pub use storage_check::{check_closed_database, InvariantReport, Violation};
+pub use time_series::{
+    is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest, INCREMENTAL_PREFIX,
+};
 pub use write::precondition::ExpectedChangeVector;

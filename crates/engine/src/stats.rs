@@ -27,6 +27,8 @@ pub struct DatabaseStats {
     pub count_of_unique_attachments: u64,
     /// Documents that have counters.
     pub count_of_counter_entries: u64,
+    /// Stored time-series segments.
+    pub count_of_time_series_segments: u64,
 }
 
 /// The per-collection document counts of `/collections/stats`.
@@ -47,6 +49,7 @@ impl Database {
             count_of_attachments: attachments,
             count_of_unique_attachments: unique,
             count_of_counter_entries: counter_docs,
+            count_of_time_series_segments: snapshot.time_series_segment_count()?,
             count_of_documents: snapshot.count_documents()?,
             count_of_tombstones: snapshot.count_tombstones()?,
             count_of_identities: snapshot.identities()?.len() as u64,

@@ -187,6 +187,7 @@ impl Landlord {
             disabled: false,
             settings,
             connection_strings: serde_json::Map::new(),
+            time_series: None,
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {

@@ -36,6 +36,9 @@ pub struct CatalogEntry {
     /// Connection strings by type (`Raven`, `Sql`, ...) and name, each kept as the client sent it.
     #[serde(default)]
     pub connection_strings: serde_json::Map<String, serde_json::Value>,
+    /// The record's `TimeSeries` configuration (`TimeSeriesConfiguration`: named values), as last configured.
+    #[serde(default)]
+    pub time_series: Option<serde_json::Value>,
 }
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.

@@ -70,6 +70,7 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
         "PeriodicBackups": [], "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
         "OlapEtls": [], "Client": null, "Studio": null, "Revisions": null, "Expiration": null, "Refresh": null,
+        "TimeSeries": entry.time_series,
         "Etag": etag
     })
 }

@@ -14,14 +14,7 @@ use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
-const NOT_YET_SUPPORTED: &[&str] = &[
-    "TimeSeries",
-    "TimeSeriesWithIncrements",
-    "CompareExchangePUT",
-    "CompareExchangeDELETE",
-    "ForceRevisionCreation",
-    "BatchTrackChanges",
-];
+const NOT_YET_SUPPORTED: &[&str] = &["CompareExchangePUT", "CompareExchangeDELETE", "ForceRevisionCreation", "BatchTrackChanges"];
 
 /// Bodies larger than this are parsed on the blocking pool.
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
@@ -39,7 +32,7 @@ pub async fn bulk_docs(State(state): State<AppState>, Path(db): Path<String>, he
 }
 
 pub(super) fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
-    let mut request = parse_json(bytes)?;
+    let mut request = parse_json(bytes).map_err(|e| super::time_series::explain_nan(bytes, e))?;
     let Some(Value::Array(commands)) = request.get_mut("Commands").map(Value::take) else {
         return Err(ApiError::BadRequest("The batch must be a JSON object with a 'Commands' array".into()));
     };
@@ -104,6 +97,13 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
         "AttachmentPUT" | "AttachmentDELETE" | "AttachmentMOVE" | "AttachmentCOPY" | "Counters" => {
             super::bulk_attachments::parse_command(index, &kind, &command, id, expected)
         }
+        "TimeSeries" | "TimeSeriesWithIncrements" => {
+            let op = command
+                .get("TimeSeries")
+                .filter(|v| v.is_object())
+                .ok_or_else(|| ApiError::BadRequest(format!("Command #{index} ({kind}) requires a 'TimeSeries' object")))?;
+            Ok(BatchCommand::TimeSeries(super::time_series::parse_operation(require_id()?, op)?))
+        }
         other if NOT_YET_SUPPORTED.contains(&other) => {
             Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
         }
@@ -133,5 +133,8 @@ pub(super) fn reply_json(reply: BatchReply) -> Value {
         }
         BatchReply::Attachment(reply) => super::bulk_attachments::attachment_reply_json(reply),
         BatchReply::Counters(reply) => super::bulk_attachments::counters_reply_json(reply),
+        BatchReply::TimeSeries { id, document_change_vector } => {
+            json!({"Id": id, "Type": "TimeSeries", "ChangeVector": document_change_vector})
+        }
     }
 }
