@@ -19,7 +19,7 @@ from ravendb.documents.operations.time_series import (
     TimeSeriesBatchOperation,
     TimeSeriesOperation,
 )
-from ravendb.documents.session.time_series import TimeSeriesRange
+from ravendb.documents.session.time_series import TimeSeriesRange, TimeSeriesRangeType
 from ravendb.exceptions.raven_exceptions import RavenException
 from ravendb.serverwide.operations.common import GetDatabaseRecordOperation
 
@@ -325,3 +325,31 @@ def test_kill_during_appends_keeps_every_acknowledged_value(server_factory):
             assert sum(1 for m, v in w.acked.items() if got[m] == v) >= len(w.acked) - 50
     finally:
         store.close()
+
+
+def test_session_load_includes_series_and_the_range_cache_answers_without_a_request(store):
+    with store.open_session() as session:
+        session.store(User(name="Oren"), "users/5")
+        ts = session.time_series_for("users/5", "Heart")
+        for m in range(120):
+            ts.append_single(BASE + timedelta(minutes=m), float(m))
+        session.save_changes()
+    with store.open_session() as session:
+        session.load(
+            "users/5",
+            User,
+            lambda b: b.include_time_series("Heart", BASE, BASE + timedelta(minutes=59)).include_time_series_by_range_type_and_count(
+                "Heart", TimeSeriesRangeType.LAST, 10
+            ),
+        )
+        requests_before = session.number_of_requests
+        # Both answers come from the included ranges: no request.
+        first_hour = session.time_series_for("users/5", "Heart").get(BASE, BASE + timedelta(minutes=59))
+        last_ten = session.time_series_for("users/5", "Heart").get(BASE + timedelta(minutes=110), None)
+        assert session.number_of_requests == requests_before
+        assert [e.values[0] for e in first_hour] == [float(m) for m in range(60)]
+        assert [e.values[0] for e in last_ten] == [float(m) for m in range(110, 120)]
+        # A range partly outside the cache asks the server for the missing part only, and answers all of it.
+        middle = session.time_series_for("users/5", "Heart").get(BASE + timedelta(minutes=50), BASE + timedelta(minutes=70))
+        assert [e.values[0] for e in middle] == [float(m) for m in range(50, 71)]
+        assert session.number_of_requests == requests_before + 1

@@ -59,6 +59,7 @@ pub use reads::{LoadResult, PageRequest};
 pub use stats::{CollectionStats, DatabaseStats};
 pub use storage_check::{check_closed_database, InvariantReport, Violation};
 pub use time_series::{
-    is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest, INCREMENTAL_PREFIX,
+    is_incremental, TimeSeriesDelete, TimeSeriesInclude, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest,
+    INCREMENTAL_PREFIX,
 };
 pub use write::precondition::ExpectedChangeVector;

@@ -3,9 +3,11 @@
 //! range reads with paging and stats (`range`). Storage keeps the segments (`corvid_storage::time_series`).
 
 mod bulk_command;
+mod includes;
 mod operation;
 mod range;
 
+pub use includes::TimeSeriesInclude;
 pub use operation::{is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, INCREMENTAL_PREFIX};
 pub use range::{TimeSeriesRange, TimeSeriesRangeRequest};
 

@@ -34,7 +34,7 @@ pub struct TimeSeriesRange {
 
 /// Reads one range, taking `start` entries to skip and `page_size` entries to return from the counters the
 /// request's ranges share; None when the page is already full (RavenDB leaves such ranges out).
-fn read_range(
+pub(crate) fn read_range(
     snapshot: &ReadTxn<'_>,
     key: &str,
     stats: &TimeSeriesStats,

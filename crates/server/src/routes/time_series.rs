@@ -6,7 +6,9 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use corvid_engine::{TimeSeriesDelete, TimeSeriesEntry, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest};
+use corvid_engine::{
+    TimeSeriesDelete, TimeSeriesEntry, TimeSeriesInclude, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest,
+};
 use corvid_types::{format_date_ms, parse_date_ms, MAX_DATE_MS, MIN_DATE_MS};
 use serde_json::{json, Map, Value};
 
@@ -180,6 +182,56 @@ fn includes_json(
         }
     }
     Ok(Some(Value::Object(out)))
+}
+
+/// The series a document load includes: `timeseries` with `from`/`to`, `timeseriestime` with `timeType`,
+/// `timeValue`, `timeUnit`, `timeseriescount` with `countType`, `countValue` (each list in request order).
+pub fn load_includes(params: &QueryParams) -> ApiResult<Vec<TimeSeriesInclude>> {
+    let mut out = Vec::new();
+    for request in range_requests(params, params.get_all("timeseries"))? {
+        out.push(TimeSeriesInclude::Range(request));
+    }
+    let (units, values) = (params.get_all("timeUnit"), params.get_all("timeValue"));
+    for (i, name) in params.get_all("timeseriestime").into_iter().enumerate() {
+        let value: i64 = values
+            .get(i)
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| ApiError::BadRequest(format!("Time series include '{name}' needs a numeric 'timeValue'")))?;
+        out.push(match units.get(i).map(String::as_str) {
+            Some("Month") => TimeSeriesInclude::LastMonths { name, months: value },
+            Some("Second") => TimeSeriesInclude::LastSeconds { name, seconds: value },
+            other => return Err(ApiError::BadRequest(format!("Time series include '{name}': unsupported time unit {other:?}"))),
+        });
+    }
+    let counts = params.get_all("countValue");
+    for (i, name) in params.get_all("timeseriescount").into_iter().enumerate() {
+        let count = counts
+            .get(i)
+            .and_then(|v| v.trim().parse().ok())
+            .ok_or_else(|| ApiError::BadRequest(format!("Time series include '{name}' needs a numeric 'countValue'")))?;
+        out.push(TimeSeriesInclude::LastCount { name, count });
+    }
+    Ok(out)
+}
+
+/// `TimeSeriesIncludes` of a load: per document id, per series name, its ranges.
+pub fn load_includes_json(
+    database: &corvid_engine::Database,
+    ids: &[String],
+    includes: &[TimeSeriesInclude],
+) -> Result<Value, corvid_engine::EngineError> {
+    let mut out = Map::new();
+    for (id, ranges) in database.time_series_includes(ids, includes)? {
+        let mut by_name: Map<String, Value> = Map::new();
+        for range in &ranges {
+            let slot = by_name.entry(range.name.clone()).or_insert_with(|| Value::Array(Vec::new()));
+            if let Value::Array(list) = slot {
+                list.push(range_json(range, None));
+            }
+        }
+        out.insert(id, Value::Object(by_name));
+    }
+    Ok(Value::Object(out))
 }
 
 /// The ranges of a request: each `name` with its `from`/`to` (empty = open), and the paging.

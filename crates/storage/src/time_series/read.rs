@@ -136,3 +136,19 @@ pub(crate) fn bounds(tables: &Tables, txn: &RoTxn<'_>, prefix: &[u8]) -> Result<
     let last = decode_segment(segment_start(k).unwrap_or_default(), v)?;
     Ok(last.last().map(|e| (start, e.timestamp)))
 }
+
+/// The timestamp of the `n`-th entry from the end of a series (its first when it has fewer); None when empty.
+pub(crate) fn nth_from_end(tables: &Tables, txn: &RoTxn<'_>, prefix: &[u8], n: usize) -> Result<Option<i64>, StorageError> {
+    let mut left = n.max(1);
+    let mut earliest = None;
+    for entry in tables.time_series.rev_prefix_iter(txn, prefix)? {
+        let (k, v) = entry?;
+        let entries = decode_segment(segment_start(k).unwrap_or_default(), v)?;
+        if entries.len() >= left {
+            return Ok(Some(entries[entries.len() - left].timestamp));
+        }
+        left -= entries.len();
+        earliest = entries.first().map(|e| e.timestamp).or(earliest);
+    }
+    Ok(earliest)
+}

@@ -184,6 +184,16 @@ impl ReadTxn<'_> {
         read::visit_range(&self.tables, &self.txn, doc_key, &id_key(name), from, to, visit)
     }
 
+    /// The timestamp of the `n`-th entry from the end of a series (its first when it has fewer); None when the
+    /// series has no entries.
+    pub fn time_series_nth_from_end(&self, doc_key: &str, name: &str, n: usize) -> Result<Option<i64>, StorageError> {
+        let name_lower = id_key(name);
+        if !keyable(doc_key, &name_lower) {
+            return Ok(None);
+        }
+        read::nth_from_end(&self.tables, &self.txn, &segment_prefix(doc_key, &name_lower), n)
+    }
+
     /// Number of stored segments of every series (RavenDB's `CountOfTimeSeriesSegments`).
     pub fn time_series_segment_count(&self) -> Result<u64, StorageError> {
         Ok(self.tables.time_series.len(&self.txn)?)
