@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use corvid_storage::{flags, sorted_unique, StorageError, Store, StoreOptions, TimeSeriesEntry, TransactionMerger};
+use corvid_storage::{flags, sorted_unique, Store, StoreOptions, TimeSeriesEntry, TransactionMerger};
 
 fn open(dir: &std::path::Path) -> (Arc<Store>, TransactionMerger) {
     let options = StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0 };
@@ -126,6 +126,6 @@ fn stats_that_disagree_with_segments_are_reported() {
     assert_eq!(report.violations.len(), 2, "{:#?}", report.violations);
     write_doc(&merger, true);
     assert!(store.check_invariants().unwrap().is_sound());
-    let removed = merger.write_blocking(|txn| Ok::<_, StorageError>(txn.delete_time_series_range("users/1", "HEART", 0, 10)?)).unwrap();
+    let removed = merger.write_blocking(|txn| txn.delete_time_series_range("users/1", "HEART", 0, 10)).unwrap();
     assert!(removed, "the last entry's delete removes the series");
 }

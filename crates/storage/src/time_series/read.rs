@@ -11,6 +11,13 @@ use super::series_stats::{self, TimeSeriesStats};
 use crate::tables::Tables;
 use crate::StorageError;
 
+/// A segment as read: its key, its start and its bytes.
+pub(crate) struct StoredSegment {
+    pub key: Vec<u8>,
+    pub start: i64,
+    pub bytes: Vec<u8>,
+}
+
 /// Keys LMDB could not hold cannot have been written.
 pub(crate) fn keyable(doc_key: &str, name: &str) -> bool {
     !doc_key.is_empty() && doc_key.len() <= 1024 && name.len() <= corvid_types::MAX_NAME_BYTES
@@ -37,22 +44,17 @@ pub(crate) fn series_of(tables: &Tables, txn: &RoTxn<'_>, doc_key: &str) -> Resu
 }
 
 /// The segment holding `timestamp` if any (the last one starting at or before it), else the first one after
-/// it: (key, start, bytes).
-pub(crate) fn segment_for(
-    tables: &Tables,
-    txn: &RoTxn<'_>,
-    prefix: &[u8],
-    timestamp: i64,
-) -> Result<Option<(Vec<u8>, i64, Vec<u8>)>, StorageError> {
+/// it.
+pub(crate) fn segment_for(tables: &Tables, txn: &RoTxn<'_>, prefix: &[u8], timestamp: i64) -> Result<Option<StoredSegment>, StorageError> {
     let key = segment_key(prefix, timestamp);
     if let Some((k, v)) = tables.time_series.get_lower_than_or_equal_to(txn, &key)? {
         if k.starts_with(prefix) && k.len() == prefix.len() + 8 {
-            return Ok(Some((k.to_vec(), segment_start(k).unwrap_or(timestamp), v.to_vec())));
+            return Ok(Some(StoredSegment { key: k.to_vec(), start: segment_start(k).unwrap_or(timestamp), bytes: v.to_vec() }));
         }
     }
     if let Some((k, v)) = tables.time_series.get_greater_than(txn, &key)? {
         if k.starts_with(prefix) && k.len() == prefix.len() + 8 {
-            return Ok(Some((k.to_vec(), segment_start(k).unwrap_or(timestamp), v.to_vec())));
+            return Ok(Some(StoredSegment { key: k.to_vec(), start: segment_start(k).unwrap_or(timestamp), bytes: v.to_vec() }));
         }
     }
     Ok(None)
@@ -74,21 +76,21 @@ fn range_begin(tables: &Tables, txn: &RoTxn<'_>, prefix: &[u8], from: i64) -> Re
     })
 }
 
-/// Segments that may hold entries in `[from, to]`, in order: (key, start, bytes).
+/// Segments that may hold entries in `[from, to]`, in order.
 pub(crate) fn segments_overlapping(
     tables: &Tables,
     txn: &RoTxn<'_>,
     prefix: &[u8],
     from: i64,
     to: i64,
-) -> Result<Vec<(Vec<u8>, i64, Vec<u8>)>, StorageError> {
+) -> Result<Vec<StoredSegment>, StorageError> {
     let mut out = Vec::new();
     let begin = range_begin(tables, txn, prefix, from)?;
     let end = segment_key(prefix, to);
     let range = (Bound::Included(begin.as_slice()), Bound::Included(end.as_slice()));
     for entry in tables.time_series.range(txn, &range)? {
         let (k, v) = entry?;
-        out.push((k.to_vec(), segment_start(k).unwrap_or(from), v.to_vec()));
+        out.push(StoredSegment { key: k.to_vec(), start: segment_start(k).unwrap_or(from), bytes: v.to_vec() });
     }
     Ok(out)
 }

@@ -106,9 +106,9 @@ impl WriteTxn<'_> {
         while i < entries.len() {
             let target = read::segment_for(&self.tables, &self.txn, &prefix, entries[i].timestamp)?;
             let (old_key, existing, upper) = match target {
-                Some((key, start, bytes)) => {
-                    let upper = read::next_segment_start(&self.tables, &self.txn, &prefix, start)?;
-                    (Some(key), decode_segment(start, &bytes)?, upper)
+                Some(segment) => {
+                    let upper = read::next_segment_start(&self.tables, &self.txn, &prefix, segment.start)?;
+                    (Some(segment.key), decode_segment(segment.start, &segment.bytes)?, upper)
                 }
                 None => (None, Vec::new(), None),
             };
@@ -133,15 +133,15 @@ impl WriteTxn<'_> {
         }
         let prefix = segment_prefix(doc_key, &name_lower);
         let mut count_change = 0i64;
-        for (key, start, bytes) in read::segments_overlapping(&self.tables, &self.txn, &prefix, from, to)? {
-            let entries = decode_segment(start, &bytes)?;
+        for segment in read::segments_overlapping(&self.tables, &self.txn, &prefix, from, to)? {
+            let entries = decode_segment(segment.start, &segment.bytes)?;
             let before = entries.len() as i64;
             let kept: Vec<_> = entries.into_iter().filter(|e| e.timestamp < from || e.timestamp > to).collect();
             if kept.len() as i64 == before {
                 continue;
             }
             count_change += kept.len() as i64 - before;
-            self.replace_segment(&prefix, Some(&key), &kept)?;
+            self.replace_segment(&prefix, Some(&segment.key), &kept)?;
         }
         self.refresh_stats(doc_key, name, Some(old), count_change)?;
         Ok(self.time_series_stats(doc_key, name)?.is_none())
