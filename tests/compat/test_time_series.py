@@ -223,11 +223,8 @@ def test_bad_input_is_refused_and_nothing_changes(store, server_url, db_name, ht
     too_many.append(TimeSeriesOperation.AppendOperation(BASE + timedelta(minutes=1), [1.0] * 33))
     assert "at most 32" in refused(too_many)
 
-    # A missing document: RavenDB answers 404 with DocumentDoesNotExistException (which the Python client's
-    # void command reads as "no result"), and nothing is written.
-    url = f"{server_url}/databases/{db_name}/timeseries?docId=users/missing"
-    r = http.post(url, json={"Name": "Heart", "Appends": [{"Timestamp": "2024-01-01T00:00:00", "Values": [1]}]})
-    assert r.status_code == 404 and r.json()["Type"].endswith("DocumentDoesNotExistException")
+    # A missing document: DocumentDoesNotExistException with RavenDB's message, raised by the client.
+    assert "Cannot operate on time series of a missing document" in refused(one_append("Heart"), "users/missing")
     assert store.operations.send(GetTimeSeriesOperation("users/missing", "Heart")) is None
 
     # A batch whose second series has a NaN is refused as a whole: the first series is not written either.
@@ -250,6 +247,12 @@ def test_bad_input_is_refused_and_nothing_changes(store, server_url, db_name, ht
     assert store.operations.send(GetTimeSeriesOperation("users/4", "Heart")).entries[0].values == before[0].values
     assert len(store.operations.send(GetTimeSeriesOperation("users/4", "Heart")).entries) == 1
     assert store.operations.send(GetTimeSeriesOperation("users/4", "Other")) is None
+
+
+def one_append(name: str) -> TimeSeriesOperation:
+    op = TimeSeriesOperation(name)
+    op.append(TimeSeriesOperation.AppendOperation(BASE, [1.0]))
+    return op
 
 
 class Appender(threading.Thread):

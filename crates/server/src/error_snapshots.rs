@@ -25,6 +25,7 @@ fn api_kind(e: &ApiError) -> &'static str {
         ApiError::Concurrency(_) => "concurrency",
         ApiError::BadRequest(_) => "bad_request",
         ApiError::DocumentDoesNotExist(_) => "document_does_not_exist",
+        ApiError::TimeSeriesDocumentMissing(_) => "time_series_document_missing",
         ApiError::AttachmentDoesNotExist(_) => "attachment_does_not_exist",
         ApiError::AttachmentNotFound => "attachment_not_found",
         ApiError::InvalidHeader(_) => "invalid_header",
@@ -53,7 +54,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 31;
+const API_KIND_COUNT: usize = 32;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -65,6 +66,7 @@ fn api_examples() -> Vec<ApiError> {
         ApiError::Concurrency("Document users/1 has change vector A:2-x, expected A:1-x".into()),
         ApiError::BadRequest("Query string parameter 'id' is mandatory".into()),
         ApiError::DocumentDoesNotExist("users/1".into()),
+        ApiError::TimeSeriesDocumentMissing("users/1".into()),
         ApiError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
         ApiError::AttachmentNotFound,
         ApiError::InvalidHeader("If-Match".into()),
@@ -99,6 +101,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::InvalidName(_) => "engine_invalid_name",
         EngineError::BadRequest(_) => "engine_bad_request",
         EngineError::DocumentDoesNotExist(_) => "engine_document_does_not_exist",
+        EngineError::TimeSeriesDocumentMissing(_) => "engine_time_series_document_missing",
         EngineError::AttachmentDoesNotExist(_) => "engine_attachment_does_not_exist",
         EngineError::Concurrency { .. } => "engine_concurrency",
         EngineError::Busy { .. } => "engine_busy",
@@ -119,7 +122,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 20;
+const ENGINE_KIND_COUNT: usize = 21;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -127,6 +130,7 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::InvalidName(NameError::ReservedCharacter { kind: NameKind::Counter }),
         EngineError::bad_request("Missing 'Commands' in the batch"),
         EngineError::DocumentDoesNotExist("users/1".into()),
+        EngineError::TimeSeriesDocumentMissing("users/1".into()),
         EngineError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
         EngineError::Concurrency { message: "Document users/1 has change vector A:2-x, expected A:1-x".into() },
         EngineError::Busy { database: "db".into() },

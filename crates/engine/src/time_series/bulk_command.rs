@@ -48,7 +48,9 @@ pub(crate) fn parse(id: String, body: TimeSeriesBulkBody, context: &str) -> Resu
         if append.len() < 2 + count {
             return Err(EngineError::bad_request(format!("{context}: an append says it has {count} values but has fewer")));
         }
-        let values = (0..count).map(|i| number(append.get(2 + i), "every value", context)).collect::<Result<Vec<_>, _>>()?;
+        // A null value (the Python client writes None so) is 0, as RavenDB's `Convert.ToDouble(null)` makes it.
+        let value = |v: Option<&Value>| if v.is_some_and(Value::is_null) { Ok(0.0) } else { number(v, "every value", context) };
+        let values = (0..count).map(|i| value(append.get(2 + i))).collect::<Result<Vec<_>, _>>()?;
         let tag = match append.get(2 + count) {
             None | Some(Value::Null) => None,
             Some(Value::String(tag)) => Some(tag.clone()),

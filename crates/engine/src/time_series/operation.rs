@@ -148,7 +148,7 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, op: TimeSeriesOperation, now: i64) -> 
     validate(&op)?;
     let key = id_key(&op.document_id);
     if txn.document(&key)?.is_none() {
-        return Err(EngineError::DocumentDoesNotExist(op.document_id));
+        return Err(EngineError::TimeSeriesDocumentMissing(op.document_id));
     }
     let existed = txn.time_series_stats(&key, &op.name)?.is_some();
     for delete in &op.deletes {
