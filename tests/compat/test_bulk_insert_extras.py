@@ -116,29 +116,27 @@ def test_counters_for_a_missing_document_fail_the_insert(server_url, db_name, ht
     assert "users/404" in assert_error_json(r)["Message"]
 
 
-def test_time_series_in_bulk_insert_is_refused(store, server_url, db_name, http):
+def test_time_series_in_bulk_insert_are_written_and_counted(server_url, db_name, http):
     body = json.dumps(
         [
             {"Id": "users/1", "Type": "PUT", "Document": {"Name": "a", "@metadata": {"@collection": "Users"}}},
-            {"Id": "users/1", "Type": "TimeSeriesBulkInsert", "TimeSeries": {"Name": "HR", "TimeFormat": "UnixTimeInMs", "Appends": [[0, 1, 60]]}},
+            {"Id": "users/1", "Type": "TimeSeriesBulkInsert", "TimeSeries": {"Name": "HR", "TimeFormat": "UnixTimeInMs", "Appends": [[0, 1, 60], [60000, 2, 61, 5, "watches/1"]]}},
         ]
     )
     r = http.post(f"{server_url}/databases/{db_name}/bulk_insert", params={"id": 44}, data=body)
-    assert r.status_code == 501
-    error = assert_error_json(r)
-    assert error["Type"].endswith("NotSupportedException") and "time series" in error["Message"]
+    assert r.status_code == 201, r.text
     state = http.get(f"{server_url}/databases/{db_name}/operations/state", params={"id": 44}).json()
-    assert state["Status"] == "Faulted"
+    assert state["Status"] == "Completed" and state["Result"]["TimeSeriesProcessed"] == 2
+    got = http.get(f"{server_url}/databases/{db_name}/timeseries", params={"docId": "users/1", "name": "hr"}).json()
+    assert [(e["Timestamp"], e["Values"], e["Tag"]) for e in got["Entries"]] == [
+        ("1970-01-01T00:00:00.0000000Z", [60], None),
+        ("1970-01-01T00:01:00.0000000Z", [61, 5], "watches/1"),
+    ]
 
-    # Through the official client the insert fails loudly instead of dropping the entries.
-    import datetime
-
-    with pytest.raises(Exception) as caught:
-        with store.bulk_insert() as bulk:
-            bulk.store_as(User(name="b"), "users/2")
-            with bulk.time_series_for("users/2", "HR") as ts:
-                ts.append_single(datetime.datetime(2024, 1, 1), 61)
-    assert isinstance(caught.value, RavenException) or "time series" in str(caught.value).lower(), repr(caught.value)
+    # A series of a document that does not exist fails the insert, as in RavenDB.
+    missing = json.dumps([{"Id": "users/404", "Type": "TimeSeriesBulkInsert", "TimeSeries": {"Name": "HR", "TimeFormat": "UnixTimeInMs", "Appends": [[0, 1, 1]]}}])
+    r = http.post(f"{server_url}/databases/{db_name}/bulk_insert", params={"id": 45}, data=missing)
+    assert "Cannot operate on time series of a missing document" in assert_error_json(r)["Message"]
 
 
 def test_bulk_insert_attachment_size_limit(server_factory):

@@ -64,8 +64,8 @@ pub fn run(args: &[String]) -> ExitCode {
         match check_closed_database(&dir.join(&entry.directory)) {
             Ok(None) => println!("{}: not created yet (never opened)", entry.name),
             Ok(Some(report)) if report.is_sound() => println!(
-                "{}: sound ({} documents, {} tombstones, {} attachments, {} counters)",
-                entry.name, report.documents, report.tombstones, report.attachments, report.counters
+                "{}: sound ({} documents, {} tombstones, {} attachments, {} counters, {} time-series segments)",
+                entry.name, report.documents, report.tombstones, report.attachments, report.counters, report.time_series_segments
             ),
             Ok(Some(report)) => {
                 failed += 1;

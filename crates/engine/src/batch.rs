@@ -1,5 +1,5 @@
 //! Batches (`bulk_docs`): each command is handed to the write it names (a document put or delete, a patch,
-//! a JSON patch, an attachment or counter change) and its outcome becomes the command's reply. A batch runs
+//! a JSON patch, an attachment, counter or time-series change) and its outcome becomes the command's reply. A batch runs
 //! as one job of the merger: all of its commands commit together or none does.
 
 use corvid_storage::WriteTxn;
@@ -10,6 +10,7 @@ use crate::counters::{CountersReply, DocumentCounters};
 use crate::json_patch::{json_patch_in_txn, JsonPatchOp};
 use crate::patch::{patch_document, patch_in_txn, PatchCommand, PatchOutcome};
 use crate::revisions::writes::{force_revision, ForcedRevision};
+use crate::time_series::TimeSeriesOperation;
 use crate::write::document::{delete_document, delete_documents_with_prefix, put_document, put_document_with, DeleteOutcome, PutOutcome};
 use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
@@ -75,6 +76,8 @@ pub enum BatchCommand {
         /// The document.
         id: String,
     },
+    /// `TimeSeries` / `TimeSeriesWithIncrements`: appends, deletes and increments of one series.
+    TimeSeries(TimeSeriesOperation),
 }
 
 /// The answer to one command of a batch, in the order of the commands.
@@ -123,6 +126,13 @@ pub enum BatchReply {
     },
     /// What a `ForceRevisionCreation` command did.
     ForceRevisionCreation(ForcedRevision),
+    /// A time-series command applied.
+    TimeSeries {
+        /// The document.
+        id: String,
+        /// The document's new change vector when a series was created or removed.
+        document_change_vector: Option<String>,
+    },
 }
 
 /// Checks ids and names up front so a batch with a bad one is refused before it reaches the writer (and
@@ -144,6 +154,10 @@ pub fn validate_command(command: &BatchCommand) -> Result<(), EngineError> {
         BatchCommand::DeletePrefix { .. } => {}
         BatchCommand::Attachment(command) => crate::attachments::validate(command)?,
         BatchCommand::Counters(command) => crate::counters::validate(command)?,
+        BatchCommand::TimeSeries(op) => {
+            validate_id(&op.document_id)?;
+            crate::time_series::validate(op)?;
+        }
         BatchCommand::Patch(patch) => {
             validate_id(&patch.id)?;
         }
@@ -202,6 +216,10 @@ fn run_command(txn: &mut WriteTxn<'_>, command: BatchCommand, now: i64) -> Resul
         BatchCommand::Counters(command) => BatchReply::Counters(crate::counters::run(txn, command, now)?),
         BatchCommand::PutForcingRevision { id, expected, document } => put_document_with(txn, &id, &expected, document, true, now)?.into(),
         BatchCommand::ForceRevisionCreation { id } => BatchReply::ForceRevisionCreation(force_revision(txn, &id, now)?),
+        BatchCommand::TimeSeries(op) => {
+            let id = op.document_id.clone();
+            BatchReply::TimeSeries { id, document_change_vector: crate::time_series::run(txn, op, now)? }
+        }
     })
 }
 
@@ -223,6 +241,11 @@ impl Database {
             },
             reply,
         )
+    }
+
+    /// `POST /timeseries`: one operation in its own transaction, waited for (call on a blocking thread).
+    pub fn time_series_blocking(&self, op: TimeSeriesOperation) -> Result<(), EngineError> {
+        self.batch_blocking(vec![BatchCommand::TimeSeries(op)]).map(|_| ())
     }
 
     /// Runs a batch and waits until it is durable (call on a blocking thread).

@@ -19,6 +19,7 @@ use crate::counters::{CounterOperation, DocumentCounters};
 use crate::json_stream::JsonArrayReader;
 use crate::operation_result::BulkInsertSummary;
 use crate::operations::Operation;
+use crate::time_series::{parse_bulk_command, TimeSeriesBulkBody, TimeSeriesOperation};
 use crate::write::document::put_document;
 use crate::write::precondition::ExpectedChangeVector;
 use crate::{Database, EngineError, IncomingDocument};
@@ -45,6 +46,7 @@ enum Item {
     Counters(DocumentCounters),
     /// The content is staged (and pinned) already.
     Attachment(AttachmentCommand),
+    TimeSeries(TimeSeriesOperation),
 }
 
 #[derive(Default)]
@@ -61,6 +63,7 @@ struct BatchCounts {
     skipped: u64,
     counters: u64,
     attachments: u64,
+    time_series: u64,
 }
 
 type BatchAnswer = mpsc::Receiver<Result<BatchCounts, EngineError>>;
@@ -76,6 +79,8 @@ struct Command<'a> {
     document: Option<&'a RawValue>,
     #[serde(rename = "Counters", default)]
     counters: Option<CountersBody>,
+    #[serde(rename = "TimeSeries", default)]
+    time_series: Option<TimeSeriesBulkBody>,
     #[serde(rename = "Name", default)]
     name: Option<String>,
     #[serde(rename = "ContentType", default)]
@@ -166,10 +171,14 @@ fn parse_command(element: &[u8], index: u64) -> Result<Parsed, EngineError> {
             Ok(Parsed::Attachment { id, name, content_type: command.content_type.unwrap_or_default(), length })
         }
         "TimeSeriesBulkInsert" => {
-            Err(EngineError::NotSupported(format!("Bulk insert command #{index} ({id}): time series are not supported by this server")))
+            let context = format!("Bulk insert command #{index} ({id})");
+            let body = command.time_series.ok_or_else(|| EngineError::bad_request(format!("{context} needs a 'TimeSeries' object")))?;
+            let op = parse_bulk_command(id, body, &context)?;
+            crate::time_series::validate(&op)?;
+            Ok(Parsed::Item(Item::TimeSeries(op)))
         }
         other => Err(EngineError::bad_request(format!(
-            "Bulk insert command #{index} ({id}): unknown type '{other}' (expected PUT, Counters or AttachmentPUT)"
+            "Bulk insert command #{index} ({id}): unknown type '{other}' (expected PUT, Counters, AttachmentPUT or TimeSeriesBulkInsert)"
         ))),
     }
 }
@@ -267,8 +276,9 @@ impl Database {
         summary.skipped_unchanged += counts.skipped;
         summary.counters += counts.counters;
         summary.attachments += counts.attachments;
+        summary.time_series += counts.time_series;
         summary.batches += 1;
-        operation.add_processed(counts.written + counts.skipped + counts.counters + counts.attachments);
+        operation.add_processed(counts.written + counts.skipped + counts.counters + counts.attachments + counts.time_series);
         Ok(())
     }
 
@@ -302,6 +312,10 @@ impl Database {
                         Item::Attachment(command) => {
                             crate::attachments::run(txn, command, now)?;
                             counts.attachments += 1;
+                        }
+                        Item::TimeSeries(op) => {
+                            counts.time_series += op.appends.len() as u64;
+                            crate::time_series::run(txn, op, now)?;
                         }
                     }
                 }

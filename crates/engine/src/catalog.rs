@@ -66,6 +66,7 @@ mod tests {
             connection_strings: serde_json::Map::new(),
             revisions: None,
             revisions_for_conflicts: None,
+            time_series: None,
         }
     }
 

@@ -17,6 +17,10 @@ pub enum EngineError {
     /// An operation that needs the document (patch, attachment or counter change) found none with this id.
     #[error("Document '{0}' does not exist")]
     DocumentDoesNotExist(String),
+    /// A time-series write to a document that does not exist (RavenDB answers it apart from other missing
+    /// documents: an error the clients raise, not a 404 they read as "no result").
+    #[error("Document '{0}' does not exist. Cannot operate on time series of a missing document")]
+    TimeSeriesDocumentMissing(String),
     /// The named attachment is not on the document; the message names both.
     #[error("{0}")]
     AttachmentDoesNotExist(String),

@@ -74,7 +74,9 @@ impl<R: BufRead> JsonArrayReader<R> {
             token = self.next_token()?;
         } else if token == Some(b',') {
             token = self.next_token()?;
-        } else if token != Some(b']') {
+        } else if token != Some(b']') && token != Some(b'{') {
+            // A command right after another without a comma is read as RavenDB reads it: the Python client
+            // 5.2 writes two time-series commands in a row so.
             return Err(malformed(self.offset, "expected ',' or ']' after a command"));
         }
         match token {
@@ -233,8 +235,13 @@ mod tests {
     }
 
     #[test]
+    fn a_missing_comma_between_commands_is_tolerated() {
+        assert_eq!(elements("[{\"a\":1} {\"b\":2}]", 4).unwrap(), ["{\"a\":1}", "{\"b\":2}"]);
+    }
+
+    #[test]
     fn refuses_malformed_streams() {
-        for bad in ["", "{}", "[1]", "[{} {}]", "[{\"a\": 1}", "[{\"a\": 1},"] {
+        for bad in ["", "{}", "[1]", "[{} 1]", "[{\"a\": 1}", "[{\"a\": 1},"] {
             assert!(elements(bad, 4).is_err(), "{bad:?} should fail");
         }
     }

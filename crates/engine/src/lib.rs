@@ -35,6 +35,7 @@ mod revisions;
 mod stats;
 mod storage_check;
 pub mod subscriptions;
+mod time_series;
 mod version_hasher;
 mod wildcard;
 mod write;
@@ -52,6 +53,7 @@ pub use compare_exchange::{
     CompareExchangeValue,
 };
 pub use corvid_storage::{StagedBlob, StorageError};
+pub use corvid_storage::{TimeSeriesEntry, TimeSeriesStats, MAX_VALUES as MAX_TIME_SERIES_VALUES};
 pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
@@ -67,4 +69,8 @@ pub use reads::{LoadResult, PageRequest};
 pub use revisions::{CollectionRevisions, ForcedRevision, RevertRequest, RevisionsConfig, RevisionsDeletion, RevisionsPage};
 pub use stats::{CollectionStats, DatabaseStats};
 pub use storage_check::{check_closed_database, InvariantReport, Violation};
+pub use time_series::{
+    is_incremental, TimeSeriesDelete, TimeSeriesInclude, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest,
+    INCREMENTAL_PREFIX,
+};
 pub use write::precondition::ExpectedChangeVector;

@@ -55,6 +55,8 @@ pub struct BulkInsertSummary {
     pub counters: u64,
     /// Attachments stored.
     pub attachments: u64,
+    /// Time-series entries appended.
+    pub time_series: u64,
     /// Bytes of the stream read.
     pub bytes: u64,
     /// Transactions the writes were committed in.

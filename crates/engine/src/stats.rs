@@ -31,6 +31,8 @@ pub struct DatabaseStats {
     pub count_of_compare_exchange: u64,
     /// Revisions of every document (delete revisions included).
     pub count_of_revision_documents: u64,
+    /// Stored time-series segments.
+    pub count_of_time_series_segments: u64,
 }
 
 /// The per-collection document counts of `/collections/stats`.
@@ -53,6 +55,7 @@ impl Database {
             count_of_counter_entries: counter_docs,
             count_of_compare_exchange: snapshot.count_compare_exchange()?,
             count_of_revision_documents: snapshot.count_revisions()?,
+            count_of_time_series_segments: snapshot.time_series_segment_count()?,
             count_of_documents: snapshot.count_documents()?,
             count_of_tombstones: snapshot.count_tombstones()?,
             count_of_identities: snapshot.identities()?.len() as u64,

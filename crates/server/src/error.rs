@@ -27,6 +27,8 @@ pub enum ApiError {
     BadRequest(String),
     #[error("Document '{0}' does not exist")]
     DocumentDoesNotExist(String),
+    #[error("Document '{0}' does not exist. Cannot operate on time series of a missing document")]
+    TimeSeriesDocumentMissing(String),
     #[error("{0}")]
     AttachmentDoesNotExist(String),
     /// A read of a missing attachment: 404 without a body, as RavenDB answers.
@@ -150,6 +152,10 @@ impl ApiError {
                 (StatusCode::BAD_REQUEST, "Raven.Client.Exceptions.BadRequestException")
             }
             ApiError::DocumentDoesNotExist(_) => (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.DocumentDoesNotExistException"),
+            // RavenDB lets this one reach its exception handler (500), so the clients raise it.
+            ApiError::TimeSeriesDocumentMissing(_) => {
+                (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Client.Exceptions.Documents.DocumentDoesNotExistException")
+            }
             ApiError::AttachmentDoesNotExist(_) => {
                 (StatusCode::NOT_FOUND, "Raven.Client.Exceptions.Documents.Attachments.AttachmentDoesNotExistException")
             }
@@ -199,6 +205,7 @@ impl From<&EngineError> for ApiError {
             EngineError::InvalidName(e) => ApiError::BadRequest(e.to_string()),
             EngineError::BadRequest(m) => ApiError::BadRequest(m.clone()),
             EngineError::DocumentDoesNotExist(id) => ApiError::DocumentDoesNotExist(id.clone()),
+            EngineError::TimeSeriesDocumentMissing(id) => ApiError::TimeSeriesDocumentMissing(id.clone()),
             EngineError::AttachmentDoesNotExist(m) => ApiError::AttachmentDoesNotExist(m.clone()),
             EngineError::Concurrency { message } => ApiError::Concurrency(message.clone()),
             EngineError::ClusterTransactionConcurrency { message } => ApiError::ClusterTransactionConcurrency(message.clone()),

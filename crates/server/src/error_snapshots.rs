@@ -26,6 +26,7 @@ fn api_kind(e: &ApiError) -> &'static str {
         ApiError::ClusterTransactionConcurrency(_) => "cluster_transaction_concurrency",
         ApiError::BadRequest(_) => "bad_request",
         ApiError::DocumentDoesNotExist(_) => "document_does_not_exist",
+        ApiError::TimeSeriesDocumentMissing(_) => "time_series_document_missing",
         ApiError::AttachmentDoesNotExist(_) => "attachment_does_not_exist",
         ApiError::AttachmentNotFound => "attachment_not_found",
         ApiError::InvalidHeader(_) => "invalid_header",
@@ -55,7 +56,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 33;
+const API_KIND_COUNT: usize = 34;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -68,6 +69,7 @@ fn api_examples() -> Vec<ApiError> {
         ApiError::ClusterTransactionConcurrency("Failed to execute cluster transaction due to the following issues: Concurrency check failed for putting the key 'usernames/ayende'. Requested index: 0, actual index: 3".into()),
         ApiError::BadRequest("Query string parameter 'id' is mandatory".into()),
         ApiError::DocumentDoesNotExist("users/1".into()),
+        ApiError::TimeSeriesDocumentMissing("users/1".into()),
         ApiError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
         ApiError::AttachmentNotFound,
         ApiError::InvalidHeader("If-Match".into()),
@@ -103,6 +105,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::InvalidName(_) => "engine_invalid_name",
         EngineError::BadRequest(_) => "engine_bad_request",
         EngineError::DocumentDoesNotExist(_) => "engine_document_does_not_exist",
+        EngineError::TimeSeriesDocumentMissing(_) => "engine_time_series_document_missing",
         EngineError::AttachmentDoesNotExist(_) => "engine_attachment_does_not_exist",
         EngineError::Concurrency { .. } => "engine_concurrency",
         EngineError::ClusterTransactionConcurrency { .. } => "engine_cluster_transaction_concurrency",
@@ -126,7 +129,7 @@ fn engine_kind(e: &EngineError) -> &'static str {
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 23;
+const ENGINE_KIND_COUNT: usize = 24;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -134,6 +137,7 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::InvalidName(NameError::ReservedCharacter { kind: NameKind::Counter }),
         EngineError::bad_request("Missing 'Commands' in the batch"),
         EngineError::DocumentDoesNotExist("users/1".into()),
+        EngineError::TimeSeriesDocumentMissing("users/1".into()),
         EngineError::AttachmentDoesNotExist("There is no attachment with 'photo.png' name for document 'users/1'".into()),
         EngineError::Concurrency { message: "Document users/1 has change vector A:2-x, expected A:1-x".into() },
         EngineError::ClusterTransactionConcurrency { message: "Failed to execute cluster transaction due to the following issues: Concurrency check failed for putting the key 'usernames/ayende'. Requested index: 0, actual index: 3".into() },

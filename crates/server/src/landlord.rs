@@ -189,6 +189,7 @@ impl Landlord {
             connection_strings: serde_json::Map::new(),
             revisions: None,
             revisions_for_conflicts: None,
+            time_series: None,
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {

@@ -134,7 +134,7 @@ impl WriteTxn<'_> {
         Ok(())
     }
 
-    /// Removes every attachment and counter row of a document (it is being deleted).
+    /// Removes every attachment, counter and time-series row of a document (it is being deleted).
     pub(crate) fn delete_document_extras(&mut self, doc_key: &str) -> Result<(), StorageError> {
         for old in self.attachments_of(doc_key)? {
             self.delete_attachment(doc_key, &old.name)?;
@@ -145,6 +145,7 @@ impl WriteTxn<'_> {
         for key in keys {
             self.txn.delete(self.tables.counters, &key)?;
         }
+        self.delete_document_time_series(doc_key)?;
         Ok(())
     }
 }

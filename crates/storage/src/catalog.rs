@@ -42,6 +42,9 @@ pub struct CatalogEntry {
     /// The record's `RevisionsForConflicts` (`RevisionsCollectionConfiguration`); None when not set.
     #[serde(default)]
     pub revisions_for_conflicts: Option<serde_json::Value>,
+    /// The record's `TimeSeries` configuration (`TimeSeriesConfiguration`: named values), as last configured.
+    #[serde(default)]
+    pub time_series: Option<serde_json::Value>,
 }
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.

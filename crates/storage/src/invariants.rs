@@ -17,6 +17,7 @@ use crate::counters::{self, CounterValue};
 use crate::read_only::open_read_only_env;
 use crate::record::{flags, DocumentRecord, Tombstone};
 use crate::tables::{self, decode_etag, meta_keys, Tables};
+use crate::time_series;
 use crate::violation::{InvariantReport, Violation};
 use crate::{ReadTxn, StorageError, Store};
 
@@ -74,6 +75,7 @@ fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<Inv
     checker.attachment_refs(hashes, blob_dir)?;
     checker.counters()?;
     checker.compare_exchange()?;
+    checker.time_series()?;
     checker.identities()?;
     checker.revisions()?;
     Ok(checker.report)
@@ -221,9 +223,14 @@ impl Checker<'_> {
         for entry in self.tables.counters.prefix_iter(self.txn, &prefix)? {
             counters.extend(counters::decode(entry?.1).ok());
         }
+        let mut series: Vec<String> = Vec::new();
+        for entry in self.tables.time_series_stats.prefix_iter(self.txn, &prefix)? {
+            series.extend(time_series::decode_stats(entry?.1).ok().map(|s| s.name));
+        }
         let checks = [
             (flags::HAS_ATTACHMENTS, "HasAttachments", tables::ATTACHMENTS, attachments.len()),
             (flags::HAS_COUNTERS, "HasCounters", tables::COUNTERS, counters.len()),
+            (flags::HAS_TIME_SERIES, "HasTimeSeries", tables::TIME_SERIES_STATS, series.len()),
         ];
         for (bit, flag, table, rows) in checks {
             let set = record.flags & bit != 0;
@@ -232,7 +239,13 @@ impl Checker<'_> {
             }
         }
         let listed = |field: &str| record.client_metadata.contains(&format!("\"{field}\""));
-        if attachments.is_empty() && counters.is_empty() && !listed("@attachments") && !listed("@counters") {
+        if attachments.is_empty()
+            && counters.is_empty()
+            && series.is_empty()
+            && !listed("@attachments")
+            && !listed("@counters")
+            && !listed("@timeseries")
+        {
             return Ok(());
         }
         let Ok(metadata) = corvid_types::json::parse::<Map<String, Value>>(&record.client_metadata) else {
@@ -251,6 +264,11 @@ impl Checker<'_> {
         let expected_counters = (!names.is_empty()).then(|| json!(names));
         if metadata.get("@counters") != expected_counters.as_ref() {
             self.violation(Violation::ServerMetadata { key: key_text.to_owned(), field: "@counters", table: tables::COUNTERS });
+        }
+        series.sort_by_key(|n| n.to_lowercase());
+        let expected_series = (!series.is_empty()).then(|| json!(series));
+        if metadata.get("@timeseries") != expected_series.as_ref() {
+            self.violation(Violation::ServerMetadata { key: key_text.to_owned(), field: "@timeseries", table: tables::TIME_SERIES_STATS });
         }
         Ok(())
     }
@@ -441,6 +459,86 @@ impl Checker<'_> {
             if record.index > last_index {
                 self.violation(Violation::EtagAboveLast { table, key: key_text, etag: record.index, last_etag: last_index });
             }
+        }
+        Ok(())
+    }
+
+    /// Segments belong to live documents and to a series with a stats row, decode, and hold strictly increasing
+    /// timestamps from their key's start; each stats row matches its segments' count, first and last timestamp.
+    fn time_series(&mut self) -> Result<(), StorageError> {
+        let table = tables::TIME_SERIES;
+        // Per series key: (entries, first timestamp, last timestamp) counted from the segments.
+        let mut counted: BTreeMap<Vec<u8>, (u64, i64, i64)> = BTreeMap::new();
+        for entry in self.tables.time_series.iter(self.txn)? {
+            let (key, value) = entry?;
+            self.report.time_series_segments += 1;
+            let Some((series, start)) = time_series::split_segment_key(key) else {
+                self.unreadable(table, text(key), "key is not a series key and a start");
+                continue;
+            };
+            let key_text = format!("{}@{start}", text(series).replace(tables::NAME_SEPARATOR as char, "#"));
+            let entries = match time_series::decode_segment(start, value) {
+                Ok(entries) => entries,
+                Err(e) => {
+                    self.unreadable(table, key_text, decode_failure(e));
+                    continue;
+                }
+            };
+            if time_series::entry_count(value).ok() != Some(entries.len()) || entries.is_empty() {
+                self.violation(Violation::SegmentOrder { key: key_text.clone(), reason: "segment has no entries".into() });
+            }
+            if entries.first().is_some_and(|e| e.timestamp != start) {
+                self.violation(Violation::SegmentOrder { key: key_text.clone(), reason: "first entry is not at the key's start".into() });
+            }
+            if entries.windows(2).any(|w| w[0].timestamp >= w[1].timestamp) {
+                self.violation(Violation::SegmentOrder { key: key_text.clone(), reason: "timestamps do not increase".into() });
+            }
+            if let Some((doc_key, _)) = tables::split_named_key(series) {
+                if !self.document_exists(doc_key)? {
+                    self.violation(Violation::Dangling { table, key: key_text, target: text(doc_key) });
+                }
+            }
+            if let (Some(first), Some(last)) = (entries.first(), entries.last()) {
+                let slot = counted.entry(series.to_vec()).or_insert((0, first.timestamp, last.timestamp));
+                slot.0 += entries.len() as u64;
+                slot.1 = slot.1.min(first.timestamp);
+                slot.2 = slot.2.max(last.timestamp);
+            }
+        }
+        for entry in self.tables.time_series_stats.iter(self.txn)? {
+            let (key, value) = entry?;
+            let key_text = text(key).replace(tables::NAME_SEPARATOR as char, "#");
+            let stats = match time_series::decode_stats(value) {
+                Ok(stats) => stats,
+                Err(e) => {
+                    self.unreadable(tables::TIME_SERIES_STATS, key_text, decode_failure(e));
+                    continue;
+                }
+            };
+            if let Some((doc_key, name)) = tables::split_named_key(key) {
+                if id_key(&stats.name).as_bytes() != name {
+                    self.violation(Violation::KeyMismatch {
+                        table: tables::TIME_SERIES_STATS,
+                        key: key_text.clone(),
+                        found: stats.name.clone(),
+                    });
+                }
+                if !self.document_exists(doc_key)? {
+                    self.violation(Violation::Dangling { table: tables::TIME_SERIES_STATS, key: key_text.clone(), target: text(doc_key) });
+                }
+            }
+            let stored = format!("{} {}..{}", stats.count, stats.start, stats.end);
+            match counted.remove(key) {
+                Some((count, start, end)) if (count, start, end) == (stats.count, stats.start, stats.end) => {}
+                Some((count, start, end)) => {
+                    self.violation(Violation::SeriesStats { key: key_text, stored, counted: format!("{count} {start}..{end}") })
+                }
+                None => self.violation(Violation::SeriesStats { key: key_text, stored, counted: "nothing".into() }),
+            }
+        }
+        for (series, (count, start, end)) in counted {
+            let key = text(&series).replace(tables::NAME_SEPARATOR as char, "#");
+            self.violation(Violation::SeriesStats { key, stored: "missing".into(), counted: format!("{count} {start}..{end}") });
         }
         Ok(())
     }

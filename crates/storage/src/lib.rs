@@ -41,6 +41,7 @@ mod revisions;
 mod store;
 mod subscriptions;
 mod tables;
+mod time_series;
 mod violation;
 mod write_txn;
 
@@ -64,5 +65,6 @@ pub use reference_store::ReferenceStore;
 pub use revisions::{revision_key, NewRevision};
 pub use store::{Store, StoreOptions, DEFAULT_DISK_RESERVE_BYTES};
 pub use tables::FORMAT_VERSION;
+pub use time_series::{sorted_unique, TimeSeriesEntry, TimeSeriesStats, MAX_VALUES};
 pub use violation::{InvariantReport, Violation};
 pub use write_txn::{DeleteOutcome, PutOutcome, WriteTxn};

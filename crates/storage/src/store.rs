@@ -94,8 +94,8 @@ impl Store {
                 let found =
                     u32::from_be_bytes(v.try_into().map_err(|_| StorageError::corrupted(tables::META, "format_version is not 4 bytes"))?);
                 if found < tables::FORMAT_VERSION {
-                    // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange
-                    // and revisions tables (all created empty above) and the journal, started below (a version-2
+                    // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange,
+                    // revisions and time-series tables (all created empty above) and the journal, started below (a version-2
                     // file was flushed at every commit).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {

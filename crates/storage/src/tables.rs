@@ -40,9 +40,14 @@ pub const REVISIONS_BY_CHANGE_VECTOR: &str = "revisions_by_change_vector";
 pub const REVISIONS_BIN: &str = "revisions_bin";
 /// lower-cased document id -> u64 BE number of its `revisions` rows (absent when none)
 pub const REVISION_COUNTS: &str = "revision_counts";
+/// lower-cased document id + 0x1E + lower-cased series name + 0x1E + segment start (i64 BE, sign bit flipped)
+/// -> compressed segment (`time_series::segment`)
+pub const TIME_SERIES: &str = "time_series";
+/// lower-cased document id + 0x1E + lower-cased series name -> count u64 + start i64 + end i64 + u16-length name
+pub const TIME_SERIES_STATS: &str = "time_series_stats";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 14;
+pub const TABLE_COUNT: u32 = 16;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] = [
@@ -60,6 +65,8 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     REVISIONS_BY_CHANGE_VECTOR,
     REVISIONS_BIN,
     REVISION_COUNTS,
+    TIME_SERIES,
+    TIME_SERIES_STATS,
 ];
 
 /// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
@@ -96,6 +103,8 @@ pub(crate) struct Tables {
     pub revisions_by_change_vector: Table,
     pub revisions_bin: Table,
     pub revision_counts: Table,
+    pub time_series: Table,
+    pub time_series_stats: Table,
 }
 
 impl Tables {
@@ -137,6 +146,8 @@ impl Tables {
             revisions_by_change_vector: h[11],
             revisions_bin: h[12],
             revision_counts: h[13],
+            time_series: h[14],
+            time_series_stats: h[15],
         }
     }
 
@@ -158,6 +169,8 @@ impl Tables {
             t.revisions_by_change_vector,
             t.revisions_bin,
             t.revision_counts,
+            t.time_series,
+            t.time_series_stats,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }

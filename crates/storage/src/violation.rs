@@ -152,6 +152,25 @@ pub enum Violation {
         /// The document's rows in that table.
         rows: usize,
     },
+    /// A series whose stats row disagrees with its segments (count, first or last timestamp), or one of the two
+    /// without the other.
+    #[error("time series {key}: stats row says {stored}, its segments hold {counted}")]
+    SeriesStats {
+        /// Document key, `#`, lower-cased series name.
+        key: String,
+        /// What the stats row says (`count start..end`, or `missing`).
+        stored: String,
+        /// What the segments hold (`count start..end`, or `nothing`).
+        counted: String,
+    },
+    /// A segment whose entries are not in strictly increasing timestamp order from its key's start.
+    #[error("time-series segment {key}: {reason}")]
+    SegmentOrder {
+        /// Series key and segment start.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// A document whose `@attachments` / `@counters` metadata disagrees with its rows.
     #[error("document {key}: its {field} metadata does not list its `{table}` rows")]
     ServerMetadata {
@@ -187,6 +206,8 @@ pub struct InvariantReport {
     pub counters: u64,
     /// Revision rows looked at.
     pub revisions: u64,
+    /// Time-series segments looked at.
+    pub time_series_segments: u64,
     /// Every broken invariant, in the order found; empty when the layout is sound.
     pub violations: Vec<Violation>,
 }

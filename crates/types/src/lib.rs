@@ -10,7 +10,7 @@ pub mod metadata;
 mod names;
 
 pub use change_vector::{format_change_vector, new_database_id, new_guid, NODE_TAG};
-pub use dates::{format_date, now_nanos};
+pub use dates::{format_date, format_date_ms, now_nanos, parse_date_ms, MAX_DATE_MS, MIN_DATE_MS};
 pub use ids::{id_key, validate_id, IdError, MAX_ID_BYTES};
 pub use json_string::push_json_string;
 pub use names::{validate_name, NameError, NameKind, MAX_NAME_BYTES};

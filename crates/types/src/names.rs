@@ -10,6 +10,7 @@ pub const MAX_NAME_BYTES: usize = 512;
 pub enum NameKind {
     Attachment,
     Counter,
+    TimeSeries,
 }
 
 impl std::fmt::Display for NameKind {
@@ -17,6 +18,7 @@ impl std::fmt::Display for NameKind {
         f.write_str(match self {
             NameKind::Attachment => "Attachment",
             NameKind::Counter => "Counter",
+            NameKind::TimeSeries => "Time series",
         })
     }
 }

@@ -78,6 +78,7 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
         "OlapEtls": [], "Client": null, "Studio": null, "Revisions": entry.revisions, "RevisionsForConflicts": entry.revisions_for_conflicts,
         "Expiration": null, "Refresh": null,
+        "TimeSeries": entry.time_series,
         "Etag": etag
     })
 }

@@ -14,7 +14,7 @@ use crate::responses::{blocking, json_value, written};
 use crate::state::AppState;
 
 /// Command types of the protocol that Corvid does not execute yet; they are refused, never ignored.
-const NOT_YET_SUPPORTED: &[&str] = &["TimeSeries", "TimeSeriesWithIncrements", "BatchTrackChanges"];
+const NOT_YET_SUPPORTED: &[&str] = &["BatchTrackChanges"];
 
 /// Bodies larger than this are parsed on the blocking pool.
 const INLINE_PARSE_LIMIT: usize = 64 * 1024;
@@ -55,7 +55,7 @@ enum ParsedBatch {
 }
 
 fn parse_request(bytes: &[u8]) -> ApiResult<ParsedBatch> {
-    let request = parse_json(bytes)?;
+    let request = parse_json(bytes).map_err(|e| super::time_series::explain_nan(bytes, e))?;
     if super::cluster_batch::is_cluster_wide(&request) {
         return Ok(ParsedBatch::ClusterWide(super::cluster_batch::parse(request)?));
     }
@@ -63,7 +63,7 @@ fn parse_request(bytes: &[u8]) -> ApiResult<ParsedBatch> {
 }
 
 pub(super) fn parse_batch(bytes: &[u8]) -> ApiResult<Vec<BatchCommand>> {
-    commands_of(parse_json(bytes)?)
+    commands_of(parse_json(bytes).map_err(|e| super::time_series::explain_nan(bytes, e))?)
 }
 
 fn commands_of(mut request: Value) -> ApiResult<Vec<BatchCommand>> {
@@ -142,6 +142,13 @@ fn parse_command(index: usize, command: Value) -> ApiResult<BatchCommand> {
         "CompareExchangePUT" | "CompareExchangeDELETE" => Err(ApiError::BadRequest(format!(
             "Command #{index}: {kind} is only supported in a cluster-wide transaction (TransactionMode: ClusterWide)"
         ))),
+        "TimeSeries" | "TimeSeriesWithIncrements" => {
+            let op = command
+                .get("TimeSeries")
+                .filter(|v| v.is_object())
+                .ok_or_else(|| ApiError::BadRequest(format!("Command #{index} ({kind}) requires a 'TimeSeries' object")))?;
+            Ok(BatchCommand::TimeSeries(super::time_series::parse_operation(require_id()?, op)?))
+        }
         other if NOT_YET_SUPPORTED.contains(&other) => {
             Err(ApiError::BadRequest(format!("Command #{index}: command type '{other}' is not supported by this server yet")))
         }
@@ -175,5 +182,8 @@ pub(super) fn reply_json(reply: BatchReply) -> Value {
             json!({"Type": if deleted { "CompareExchangeDELETE" } else { "CompareExchangePUT" }, "Key": key, "Index": index})
         }
         BatchReply::ForceRevisionCreation(forced) => super::revisions::forced_revision_reply(&forced),
+        BatchReply::TimeSeries { id, document_change_vector } => {
+            json!({"Id": id, "Type": "TimeSeries", "ChangeVector": document_change_vector})
+        }
     }
 }

@@ -59,7 +59,7 @@ pub(super) fn summary_json(summary: &BulkInsertSummary) -> Value {
     json!({
         "$type": "Raven.Client.Documents.Operations.BulkInsert.BulkInsertOperation+BulkInsertResult, Raven.Client",
         "Total": summary.documents + summary.counters + summary.attachments, "DocumentsProcessed": summary.documents,
-        "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": 0,
+        "CountersProcessed": summary.counters, "AttachmentsProcessed": summary.attachments, "TimeSeriesProcessed": summary.time_series,
         "SkippedUnchanged": summary.skipped_unchanged, "Bytes": summary.bytes
     })
 }

@@ -92,6 +92,8 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
     let counter_db = database.clone();
     let cmpxchg_paths = query.get_all("cmpxchg");
     let cmpxchg_db = database.clone();
+    let series_includes = super::time_series::load_includes(&query)?;
+    let (series_db, series_ids) = (database.clone(), if series_includes.is_empty() { Vec::new() } else { ids.clone() });
     let single = ids.len() == 1;
     // Point reads are a few B-tree lookups on the memory map: run them in place (see
     // docs/decisions/0004-inline-point-reads.md); long id lists go to the blocking pool.
@@ -149,6 +151,11 @@ async fn load(state: AppState, db: String, headers: HeaderMap, query: QueryParam
         .await?;
         body.push_str(",\"CompareExchangeValueIncludes\":");
         body.push_str(&values.to_string());
+    }
+    if !series_ids.is_empty() {
+        let series = blocking(move || Ok(super::time_series::load_includes_json(&series_db, &series_ids, &series_includes)?)).await?;
+        body.push_str(",\"TimeSeriesIncludes\":");
+        body.push_str(&series.to_string());
     }
     body.push('}');
     let mut response = json(StatusCode::OK, body);

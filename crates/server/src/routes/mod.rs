@@ -26,6 +26,8 @@ mod stats;
 mod streams;
 mod subscriptions;
 mod tcp_info;
+mod time_series;
+mod time_series_config;
 
 use axum::extract::Request;
 use axum::http::Method;
@@ -68,6 +70,12 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/counters", get(counters::get).post(counters::post))
         .route("/cmpxchg", get(compare_exchange::get).put(compare_exchange::put).delete(compare_exchange::delete))
+        .route("/timeseries", get(time_series::get).post(time_series::post))
+        .route("/timeseries/ranges", get(time_series::get_ranges))
+        .route("/timeseries/stats", get(time_series::stats))
+        .route("/timeseries/config", get(time_series_config::get))
+        .route("/timeseries/names/config", post(time_series_config::configure_names))
+        .route("/admin/timeseries/config", post(time_series_config::configure))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))

@@ -5,12 +5,11 @@
 
 /// Path prefixes under `/databases/{db}` and the feature they belong to.
 const DATABASE_FEATURES: &[(&str, &str)] = &[
-    ("/timeseries", "time series"),
-    ("/admin/timeseries", "time series"),
     ("/revisions/resolved", "conflict resolution (Corvid runs as a single node)"),
     ("/admin/revisions/config/enforce", "enforcing the revisions configuration on existing revisions"),
     ("/admin/revisions/orphaned", "adopting orphaned revisions"),
     ("/admin/revisions/bin-cleaner", "the revisions bin cleaner"),
+    ("/admin/timeseries/policy", "time series rollup and retention policies"),
     ("/smuggler", "export and import (smuggler)"),
     ("/admin/smuggler", "export and import (smuggler)"),
     ("/admin/backup", "backups"),
@@ -80,7 +79,7 @@ pub fn feature_of(path: &str) -> Option<&'static str> {
     table.iter().find(|(prefix, _)| starts_with_segment(rest, prefix)).map(|(_, feature)| *feature)
 }
 
-/// `path` is `prefix` or continues it with a new segment (`/timeseries/ranges`, not `/timeseriesX`).
+/// `path` is `prefix` or continues it with a new segment (`/cmpxchg/x`, not `/cmpxchgX`).
 fn starts_with_segment(path: &str, prefix: &str) -> bool {
     path.strip_prefix(prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
@@ -91,9 +90,9 @@ mod tests {
 
     #[test]
     fn features_are_found_by_whole_segments() {
-        assert_eq!(feature_of("/databases/db1/timeseries/ranges"), Some("time series"));
+        assert_eq!(feature_of("/databases/db1/admin/timeseries/policy"), Some("time series rollup and retention policies"));
         assert_eq!(feature_of("/databases/db1/smuggler/export"), Some("export and import (smuggler)"));
-        assert_eq!(feature_of("/databases/db1/timeseriesX"), None);
+        assert_eq!(feature_of("/databases/db1/smugglerX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
         assert_eq!(feature_of("/admin/certificates/edit"), Some("certificates and authentication"));
         assert_eq!(feature_of("/databases/db1/admin/certificates"), None);

@@ -38,7 +38,7 @@ fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>, last_indexing_time: i6
         "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": stats.count_of_revision_documents,
         "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
         "CountOfAttachments": stats.count_of_attachments, "CountOfUniqueAttachments": stats.count_of_unique_attachments,
-        "CountOfCounterEntries": stats.count_of_counter_entries, "CountOfTimeSeriesSegments": 0,
+        "CountOfCounterEntries": stats.count_of_counter_entries, "CountOfTimeSeriesSegments": stats.count_of_time_series_segments,
         "Indexes": indexes,
         "DatabaseChangeVector": if stats.last_database_etag > 0 { corvid_types::format_change_vector(stats.last_database_etag, &stats.database_id) } else { String::new() },
         "DatabaseId": stats.database_id, "Is64Bit": true, "Pager": "LMDB",

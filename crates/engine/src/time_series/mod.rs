@@ -1,0 +1,15 @@
+//! Time series of documents: the operations of a batch, bulk insert (`bulk_command`) or `POST /timeseries`
+//! (`operation`) and
+//! range reads with paging and stats (`range`). Storage keeps the segments (`corvid_storage::time_series`).
+
+mod bulk_command;
+mod includes;
+mod operation;
+mod range;
+
+pub use includes::TimeSeriesInclude;
+pub use operation::{is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, INCREMENTAL_PREFIX};
+pub use range::{TimeSeriesRange, TimeSeriesRangeRequest};
+
+pub(crate) use bulk_command::{parse as parse_bulk_command, TimeSeriesBulkBody};
+pub(crate) use operation::{run, validate};
