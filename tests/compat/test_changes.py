@@ -457,3 +457,37 @@ def test_a_throttled_connection_gets_the_newest_document_change_only(server_url,
         assert debug["Throttled"] is True and debug["NotificationsSkipped"] == 4
     finally:
         ws.close()
+
+
+def test_time_series_changes_reach_their_observers(store):
+    from datetime import datetime, timedelta
+
+    _store_users(store, "users/1", "users/2")
+    base = datetime(2026, 1, 1, 12, 0, 0)
+    changes = store.changes()
+    try:
+        of_document, _ = _collect(changes.for_time_series_of_document("users/1"))
+        by_name, _ = _collect(changes.for_time_series("HeartRate"))
+        everything, _ = _collect(changes.for_all_time_series())
+        with store.open_session() as session:
+            series = session.time_series_for("users/1", "HeartRate")
+            series.append_single(base, 70)
+            series.append_single(base + timedelta(minutes=5), 72)
+            session.save_changes()
+        put = of_document.get(timeout=WAIT)
+        assert (put.type_of_change.value, put.document_id, put.name, put.collection_name) == ("Put", "users/1", "HeartRate", "Users")
+        assert (put.from_, put.to_) == (base, base + timedelta(minutes=5)) and put.change_vector
+        assert by_name.get(timeout=WAIT).document_id == "users/1"
+        assert everything.get(timeout=WAIT).name == "HeartRate"
+        with store.open_session() as session:
+            session.time_series_for("users/1", "HeartRate").delete(base, base + timedelta(minutes=1))
+            session.time_series_for("users/2", "Steps").append_single(base, 10)
+            session.save_changes()
+        deleted = of_document.get(timeout=WAIT)
+        assert (deleted.type_of_change.value, deleted.from_, deleted.to_) == ("Delete", base, base + timedelta(minutes=1))
+        seen = {(c.document_id, c.name, c.type_of_change.value) for c in (everything.get(timeout=WAIT), everything.get(timeout=WAIT))}
+        assert seen == {("users/1", "HeartRate", "Delete"), ("users/2", "Steps", "Put")}
+        time.sleep(0.5)
+        assert of_document.qsize() == 0 and by_name.qsize() == 1 and everything.qsize() == 0
+    finally:
+        changes.close()

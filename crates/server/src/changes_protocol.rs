@@ -230,8 +230,10 @@ pub fn notification(change: &Change, operation_state: impl FnOnce(u64) -> Option
             "Type": "TimeSeriesChange",
             "Value": {
                 "Type": kind.name(), "DocumentId": document_id, "CollectionName": collection, "Name": name,
-                "From": from_ms.map(|ms| format_date(ms.saturating_mul(1_000_000))),
-                "To": to_ms.map(|ms| format_date(ms.saturating_mul(1_000_000))), "ChangeVector": change_vector
+                // An open bound of a delete is .NET's DateTime.MinValue / MaxValue, as RavenDB sends it.
+                "From": from_ms.map_or_else(|| "0001-01-01T00:00:00.0000000".to_owned(), |ms| format_date(ms.saturating_mul(1_000_000))),
+                "To": to_ms.map_or_else(|| "9999-12-31T23:59:59.9999999".to_owned(), |ms| format_date(ms.saturating_mul(1_000_000))),
+                "ChangeVector": change_vector
             }
         }),
         Change::Operation { id, finished } => {

@@ -6,6 +6,7 @@
 use corvid_storage::{sorted_unique, TimeSeriesEntry, WriteTxn, MAX_VALUES};
 use corvid_types::{format_date_ms, id_key, validate_name, NameKind, MAX_DATE_MS, MIN_DATE_MS};
 
+use crate::changes::{pending, Change, TimeSeriesChangeKind};
 use crate::write::metadata::refresh_document;
 use crate::EngineError;
 
@@ -150,6 +151,7 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, op: TimeSeriesOperation, now: i64) -> 
     if txn.document(&key)?.is_none() {
         return Err(EngineError::TimeSeriesDocumentMissing(op.document_id));
     }
+    let announced = pending::gathering().then(|| touched(&op));
     let existed = txn.time_series_stats(&key, &op.name)?.is_some();
     for delete in &op.deletes {
         txn.delete_time_series_range(&key, &op.name, delete.from.unwrap_or(i64::MIN), delete.to.unwrap_or(i64::MAX))?;
@@ -162,10 +164,50 @@ pub(crate) fn run(txn: &mut WriteTxn<'_>, op: TimeSeriesOperation, now: i64) -> 
         txn.append_time_series(&key, &op.name, &sorted_unique(op.appends))?;
     }
     let exists = txn.time_series_stats(&key, &op.name)?.is_some();
-    if existed == exists {
-        return Ok(None);
+    let document_change_vector = if existed == exists { None } else { Some(refresh_document(txn, &key, now)?) };
+    if let Some((kind, from_ms, to_ms)) = announced {
+        let doc = txn.document(&key)?.ok_or_else(|| EngineError::DocumentDoesNotExist(op.document_id.clone()))?;
+        pending::raise(|| Change::TimeSeries {
+            kind,
+            document_id: doc.id,
+            collection: doc.collection,
+            name: op.name,
+            from_ms,
+            to_ms,
+            change_vector: doc.change_vector,
+        });
     }
-    Ok(Some(refresh_document(txn, &key, now)?))
+    Ok(document_change_vector)
+}
+
+/// What the Changes API hears of an operation: put, delete or both, and the span of time it touched (`None`: an
+/// open bound of a delete).
+fn touched(op: &TimeSeriesOperation) -> (TimeSeriesChangeKind, Option<i64>, Option<i64>) {
+    let written = op.appends.iter().map(|e| e.timestamp).chain(op.increments.iter().map(|i| i.timestamp));
+    let (mut from, mut to): (Option<Option<i64>>, Option<Option<i64>>) = (None, None);
+    let mut widen = |low: Option<i64>, high: Option<i64>| {
+        from = Some(match from {
+            None => low,
+            Some(current) => current.zip(low).map(|(a, b)| a.min(b)),
+        });
+        to = Some(match to {
+            None => high,
+            Some(current) => current.zip(high).map(|(a, b)| a.max(b)),
+        });
+    };
+    for timestamp in written {
+        widen(Some(timestamp), Some(timestamp));
+    }
+    for delete in &op.deletes {
+        widen(delete.from, delete.to);
+    }
+    let writes = !op.appends.is_empty() || !op.increments.is_empty();
+    let kind = match (writes, op.deletes.is_empty()) {
+        (true, true) => TimeSeriesChangeKind::Put,
+        (false, _) => TimeSeriesChangeKind::Delete,
+        (true, false) => TimeSeriesChangeKind::Mixed,
+    };
+    (kind, from.flatten(), to.flatten())
 }
 
 #[cfg(test)]
