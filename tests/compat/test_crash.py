@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import subprocess
 import threading
 import time
 
@@ -167,3 +168,25 @@ def test_graceful_restart_keeps_data_and_databases(server_factory):
             assert [_user_fields(d) if d else None for d in got] == [_user_fields(d) for d in docs.values()]
             with open_store(srv.url, db) as st:
                 assert stats(st).count_of_documents == len(docs)
+
+
+def test_a_second_server_on_the_same_data_dir_is_refused(server_factory):
+    """Two processes on one data directory would both write its journals and LMDB files: the second refuses to
+    start, and so does `corvid check` while the first runs; after a kill -9 the directory is free again."""
+    first = server_factory()
+    create_database(first.url, "locked")
+    second = server_factory(data_dir=first.data_dir, start=False)
+    try:
+        second.start(timeout=20)
+        raise AssertionError("a second server started on a data directory in use")
+    except RuntimeError as e:
+        assert "in use by another Corvid process" in str(e), str(e)
+    done = subprocess.run(
+        [str(first.binary), "check", "--data-dir", str(first.data_dir)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and "in use by another Corvid process" in done.stderr, done.stderr
+    assert requests.get(f"{first.url}/databases", timeout=10).json()["Databases"][0]["Name"] == "locked"
+    first.kill()
+    first.check_storage()
+    second.start()
+    assert [d["Name"] for d in requests.get(f"{second.url}/databases", timeout=10).json()["Databases"]] == ["locked"]

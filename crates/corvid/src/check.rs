@@ -48,6 +48,14 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::from(UNUSABLE);
         }
     };
+    // A running server's files change under the check (and its journal is not replayed yet): refuse.
+    let _lock = match dir.is_dir().then(|| crate::data_dir_lock::lock(&dir)).transpose() {
+        Ok(lock) => lock,
+        Err(e) => {
+            eprintln!("corvid check: {e}");
+            return ExitCode::from(UNUSABLE);
+        }
+    };
     let entries = match DatabaseCatalog::open_read_only(&dir).and_then(|catalog| catalog.map(|c| c.list()).transpose()) {
         Ok(Some(entries)) => entries,
         Ok(None) => {

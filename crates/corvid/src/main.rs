@@ -2,6 +2,7 @@
 //! starts the server; see README for every setting. `corvid check` checks a stopped server's storage.
 
 mod check;
+mod data_dir_lock;
 mod ravendb_settings;
 mod settings;
 
@@ -63,6 +64,7 @@ fn run(settings: settings::Settings) -> std::io::Result<()> {
     if let Some(dir) = &_temp_dir {
         config.data_dir = dir.path().to_owned();
     }
+    let _data_dir_lock = data_dir_lock::lock(&config.data_dir).map_err(std::io::Error::other)?;
     // Documents nest up to --max-json-depth levels, parsed and written recursively on these threads.
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_name("corvid-http").thread_stack_size(8 << 20).build()?;
     let stop = Arc::new(Notify::new());
