@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use corvid_engine::changes::Change;
-use corvid_types::format_date;
+use corvid_types::format_date_ms;
 use serde_json::{json, Value};
 
 /// What a connection watches. Names and ids are kept lower-cased: RavenDB matches them case-insensitively.
@@ -231,8 +231,8 @@ pub fn notification(change: &Change, operation_state: impl FnOnce(u64) -> Option
             "Value": {
                 "Type": kind.name(), "DocumentId": document_id, "CollectionName": collection, "Name": name,
                 // An open bound of a delete is .NET's DateTime.MinValue / MaxValue, as RavenDB sends it.
-                "From": from_ms.map_or_else(|| "0001-01-01T00:00:00.0000000".to_owned(), |ms| format_date(ms.saturating_mul(1_000_000))),
-                "To": to_ms.map_or_else(|| "9999-12-31T23:59:59.9999999".to_owned(), |ms| format_date(ms.saturating_mul(1_000_000))),
+                "From": from_ms.map_or_else(|| "0001-01-01T00:00:00.0000000".to_owned(), format_date_ms),
+                "To": to_ms.map_or_else(|| "9999-12-31T23:59:59.9999999".to_owned(), format_date_ms),
                 "ChangeVector": change_vector
             }
         }),

@@ -8,17 +8,7 @@ pub fn now_nanos() -> i64 {
 }
 
 pub fn format_date(unix_nanos: i64) -> String {
-    let dt = OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_nanos)).unwrap_or(OffsetDateTime::UNIX_EPOCH);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
-        dt.year(),
-        u8::from(dt.month()),
-        dt.day(),
-        dt.hour(),
-        dt.minute(),
-        dt.second(),
-        dt.nanosecond() / 100
-    )
+    format_datetime(OffsetDateTime::from_unix_timestamp_nanos(i128::from(unix_nanos)).unwrap_or(OffsetDateTime::UNIX_EPOCH))
 }
 
 /// Unix milliseconds of `0001-01-01T00:00:00Z` and `9999-12-31T23:59:59.999Z`, .NET's `DateTime.MinValue` and
@@ -30,7 +20,11 @@ pub const MAX_DATE_MS: i64 = 253_402_300_799_999;
 /// A date in unix milliseconds (years 1 to 9999) in RavenDB's format (`yyyy-MM-ddTHH:mm:ss.fffffffZ`).
 pub fn format_date_ms(unix_ms: i64) -> String {
     let nanos = i128::from(unix_ms.clamp(MIN_DATE_MS, MAX_DATE_MS)) * 1_000_000;
-    let dt = OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    format_datetime(OffsetDateTime::from_unix_timestamp_nanos(nanos).unwrap_or(OffsetDateTime::UNIX_EPOCH))
+}
+
+/// RavenDB's `yyyy-MM-ddTHH:mm:ss.fffffffZ` of one instant.
+fn format_datetime(dt: OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:07}Z",
         dt.year(),
