@@ -359,6 +359,66 @@ def test_includes_are_sent_with_the_batch(store, http, server_url, db_name):
         assert messages[1]["Includes"]["companies/1"]["name"] == "friend"
 
 
+def test_counters_and_time_series_are_included_with_the_batch(store, http, server_url, db_name):
+    """The session a batch opens answers counters and series from what the batch brought, without a request."""
+    import datetime
+
+    day = datetime.datetime(2024, 5, 1)
+    with store.open_session() as session:
+        session.store(User(name="a"), "users/1")
+        session.counters_for("users/1").increment("Likes", 3)
+        session.counters_for("users/1").increment("Shares", 5)
+        series = session.time_series_for("users/1", "HeartRate")
+        for minute in range(5):
+            series.append_single(day + datetime.timedelta(minutes=minute), 60 + minute, "watch")
+        session.save_changes()
+    query = "from Users as doc\ninclude counters('Likes'),timeseries('HeartRate', last(2)),timeseries('HeartRate', last(1, 'Month'))"
+    name = store.subscriptions.create_for_options(SubscriptionCreationOptions(query=query))
+    with connect(http, server_url) as sock:
+        send(sock, header(db_name, 51000))
+        assert read_object(sock)["Status"] == "Ok"
+        send(sock, {"SubscriptionName": name})
+        assert read_object(sock)["Status"] == "Accepted"
+        messages = [read_object(sock) for _ in range(4)]
+    assert [m["Type"] for m in messages] == ["Data", "CounterIncludes", "TimeSeriesIncludes", "EndOfBatch"]
+    assert [c["CounterName"] for c in messages[1]["CounterIncludes"]["users/1"]] == ["Likes"]
+    assert messages[1]["IncludedCounterNames"] == {"users/1": ["Likes"]}
+    ranges = messages[2]["TimeSeriesIncludes"]["users/1"]["HeartRate"]
+    assert [len(r["Entries"]) for r in ranges] == [2, 5]
+    assert ranges[0]["Entries"][0]["Values"] == [63]
+
+    all_counters = store.subscriptions.create_for_options(
+        SubscriptionCreationOptions(query="from Users as doc include counters(), timeseries('HeartRate')")
+    )
+    seen: Future = Future()
+
+    def on_batch(batch):
+        with batch.open_session() as session:
+            user = session.load("users/1", User)
+            counters = session.counters_for_entity(user).get_all()
+            entries = session.time_series_for_entity(user, "HeartRate").get()
+            seen.set_result((session.advanced.number_of_requests, counters, [e.value for e in entries]))
+
+    worker = store.subscriptions.get_subscription_worker(worker_options(all_counters), User)
+    with worker:
+        worker.run(on_batch)
+        requests_made, counters, values = seen.result(timeout=30)
+    # The client keeps counters in a case-insensitive dictionary (lower-cased keys).
+    assert {k.lower(): v for k, v in counters.items()} == {"likes": 3, "shares": 5}
+    assert values == [60, 61, 62, 63, 64]
+    assert requests_made == 0
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["from Users include timeseries('HeartRate', last(1, 'Week'))", "from Users include counters(Company, 'Likes')"],
+)
+def test_an_include_the_subscription_cannot_serve_is_400(http, server_url, db_name, query):
+    r = http.put(f"{server_url}/databases/{db_name}/subscriptions", json={"Query": query})
+    assert r.status_code == 400, r.text
+    assert "timeseries(" in assert_error_json(r)["Message"] or "counters" in r.text
+
+
 def test_close_when_no_docs_left(http, server_url, db_name, store):
     store_users(store, 0, 2)
     name = store.subscriptions.create_for_class(User)

@@ -9,7 +9,8 @@ use corvid_types::id_key;
 
 use super::criteria::{Collection, Outcome, SubscriptionCriteria};
 use crate::document_json::DocumentJson;
-use crate::{Database, EngineError};
+use crate::time_series::{series_of_documents, TimeSeriesRange};
+use crate::{CounterDetail, Database, EngineError};
 
 /// RavenDB stops a batch at about this much document data.
 const MAX_BATCH_BYTES: usize = 32 << 20;
@@ -30,6 +31,11 @@ pub struct SubscriptionBatch {
     pub items: Vec<BatchItem>,
     /// Included documents (wire JSON), by id, each once.
     pub includes: Vec<(String, String)>,
+    /// `include counters(...)`: per document sent, its counters (None: a named one it lacks) and the names
+    /// asked for (empty: all); None when the query includes no counters.
+    pub counter_includes: Option<Vec<(String, Vec<Option<CounterDetail>>, Vec<String>)>>,
+    /// `include timeseries(...)`: per document sent, one range per include; None when it includes none.
+    pub time_series_includes: Option<Vec<(String, Vec<TimeSeriesRange>)>>,
     /// The etag of the last document scanned (the position once acknowledged); the start position when
     /// nothing was scanned.
     pub last_etag: u64,
@@ -65,6 +71,7 @@ impl Database {
             Collection::All => snapshot.documents_after_etag(after, &mut collect)?,
         }
         let mut included = std::collections::HashSet::new();
+        let mut sent_keys = Vec::new();
         for record in records {
             batch.scanned += 1;
             batch.last_etag = record.etag;
@@ -72,6 +79,7 @@ impl Database {
                 Outcome::Skip => {}
                 Outcome::Send { data, include_ids } => {
                     batch.items.push(BatchItem { data, exception: None });
+                    sent_keys.push(id_key(&record.id));
                     for id in include_ids {
                         let key = id_key(&id);
                         if included.insert(key.clone()) {
@@ -87,6 +95,13 @@ impl Database {
             }
             batch.last_change_vector = Some(record.change_vector);
         }
+        let extra = &criteria.extra_includes;
+        if let Some(names) = &extra.counters {
+            batch.counter_includes = Some(counters_of(&snapshot, &sent_keys, names)?);
+        }
+        if !extra.time_series.is_empty() {
+            batch.time_series_includes = Some(series_of_documents(&snapshot, &sent_keys, &extra.time_series)?);
+        }
         Ok(batch)
     }
 
@@ -100,4 +115,24 @@ impl Database {
     pub fn wait_for_commit_beyond(&self, seen: u64, timeout: Duration) -> u64 {
         self.watch.wait_beyond(seen, timeout)
     }
+}
+
+/// The counters `names` (empty: all) of each document, by stored key, as a batch includes them.
+fn counters_of(
+    snapshot: &corvid_storage::ReadTxn<'_>,
+    keys: &[String],
+    names: &[String],
+) -> Result<Vec<(String, Vec<Option<CounterDetail>>, Vec<String>)>, EngineError> {
+    let mut out = Vec::with_capacity(keys.len());
+    for key in keys {
+        let Some(id) = snapshot.document(key)?.map(|d| d.id) else { continue };
+        let detail = |c: corvid_storage::CounterValue| CounterDetail { document_id: id.clone(), name: c.name, value: c.value };
+        let counters = if names.is_empty() {
+            snapshot.counters_of(key)?.into_iter().map(|c| Some(detail(c))).collect()
+        } else {
+            names.iter().map(|n| Ok(snapshot.counter(key, n)?.map(detail))).collect::<Result<Vec<_>, EngineError>>()?
+        };
+        out.push((id.clone(), counters, names.to_vec()));
+    }
+    Ok(out)
 }

@@ -9,6 +9,7 @@ use corvid_storage::{DocumentRecord, ReadTxn};
 use corvid_types::{format_date, id_key};
 use serde_json::{Map, Value};
 
+use super::extra_includes::ExtraIncludes;
 use crate::document_json::DocumentJson;
 use crate::query::document_filter::DocumentFilter;
 use crate::query::projection::{included_ids, project, value_at, ProjectedField};
@@ -51,6 +52,8 @@ pub struct SubscriptionCriteria {
     functions: Vec<String>,
     /// Document include paths (relative to the document).
     includes: Vec<String>,
+    /// Counters and time series included with each document sent.
+    pub(crate) extra_includes: ExtraIncludes,
 }
 
 impl std::fmt::Debug for SubscriptionCriteria {
@@ -115,12 +118,12 @@ impl SubscriptionCriteria {
             }
         };
         let mut includes = Vec::new();
+        let mut extra_includes = ExtraIncludes::default();
         for item in &query.include {
             match item {
                 IncludeItem::Path(path) => includes.push(relative(path)),
-                // Counters and time series are delivered by the clients' own requests when they are not
-                // included; Corvid does not send those includes yet.
-                IncludeItem::Call(call) if call.is("counters") || call.is("timeseries") => {}
+                IncludeItem::Call(call) if call.is("counters") => extra_includes.add_counters(call)?,
+                IncludeItem::Call(call) if call.is("timeseries") => extra_includes.add_time_series(call)?,
                 IncludeItem::Call(call) => return Err(invalid(format!("A subscription cannot include {}()", call.name))),
             }
         }
@@ -137,7 +140,7 @@ impl SubscriptionCriteria {
                 )
             })
             .collect();
-        Ok(SubscriptionCriteria { collection, filter, loads, select, functions, includes })
+        Ok(SubscriptionCriteria { collection, filter, loads, select, functions, includes, extra_includes })
     }
 
     /// The sandbox a batch evaluates projections in (None when the query has no JavaScript). Made per batch:

@@ -7,12 +7,14 @@ mod batch_reader;
 mod connections;
 mod criteria;
 mod definition;
+mod extra_includes;
 mod store;
 
 pub use batch_reader::{BatchItem, SubscriptionBatch};
 pub use connections::{AdmittedConnection, ConnectionSlot, EndReason, InUse, Strategy, SubscriptionConnections};
 pub use criteria::SubscriptionCriteria;
 pub use definition::{SubscriptionDefinition, SubscriptionRequest};
+pub use extra_includes::ExtraIncludes;
 pub use store::SubscriptionKey;
 
 impl crate::Database {

@@ -72,49 +72,58 @@ impl Database {
         ids: &[String],
         includes: &[TimeSeriesInclude],
     ) -> Result<Vec<(String, Vec<TimeSeriesRange>)>, EngineError> {
-        let snapshot = self.store.read()?;
-        let mut out = Vec::new();
-        for id in ids {
-            let key = id_key(id);
-            let Some(doc) = snapshot.document(&key)? else { continue };
-            let mut ranges = Vec::with_capacity(includes.len());
-            for include in includes {
-                let Some(stats) = snapshot.time_series_stats(&key, include.name())? else {
-                    let request = match include {
-                        TimeSeriesInclude::Range(r) => r.clone(),
-                        other => TimeSeriesRangeRequest { name: other.name().to_owned(), from: None, to: None },
-                    };
-                    ranges.push(TimeSeriesRange {
-                        name: request.name,
-                        from: request.from,
-                        to: request.to,
-                        entries: Vec::new(),
-                        total_results: None,
-                    });
-                    continue;
-                };
+        series_of_documents(&self.store.read()?, ids, includes)
+    }
+}
+
+/// [`Database::time_series_includes`] on a given snapshot (a subscription batch reads its documents and
+/// their series from one).
+pub(crate) fn series_of_documents(
+    snapshot: &corvid_storage::ReadTxn<'_>,
+    ids: &[String],
+    includes: &[TimeSeriesInclude],
+) -> Result<Vec<(String, Vec<TimeSeriesRange>)>, EngineError> {
+    let mut out = Vec::new();
+    for id in ids {
+        let key = id_key(id);
+        let Some(doc) = snapshot.document(&key)? else { continue };
+        let mut ranges = Vec::with_capacity(includes.len());
+        for include in includes {
+            let Some(stats) = snapshot.time_series_stats(&key, include.name())? else {
                 let request = match include {
                     TimeSeriesInclude::Range(r) => r.clone(),
-                    TimeSeriesInclude::LastSeconds { name, seconds } => {
-                        let from = Duration::seconds(*seconds).whole_milliseconds();
-                        let from = i64::try_from(i128::from(stats.end) - from).unwrap_or(MIN_DATE_MS).max(MIN_DATE_MS);
-                        TimeSeriesRangeRequest { name: name.clone(), from: Some(from), to: None }
-                    }
-                    TimeSeriesInclude::LastMonths { name, months } => {
-                        TimeSeriesRangeRequest { name: name.clone(), from: Some(months_before(stats.end, *months)), to: None }
-                    }
-                    TimeSeriesInclude::LastCount { name, count } => {
-                        let from = snapshot.time_series_nth_from_end(&key, name, *count)?;
-                        TimeSeriesRangeRequest { name: name.clone(), from, to: None }
-                    }
+                    other => TimeSeriesRangeRequest { name: other.name().to_owned(), from: None, to: None },
                 };
-                let (mut start, mut page_size) = (0, usize::MAX);
-                ranges.extend(read_range(&snapshot, &key, &stats, &request, &mut start, &mut page_size)?);
-            }
-            out.push((doc.id, ranges));
+                ranges.push(TimeSeriesRange {
+                    name: request.name,
+                    from: request.from,
+                    to: request.to,
+                    entries: Vec::new(),
+                    total_results: None,
+                });
+                continue;
+            };
+            let request = match include {
+                TimeSeriesInclude::Range(r) => r.clone(),
+                TimeSeriesInclude::LastSeconds { name, seconds } => {
+                    let from = Duration::seconds(*seconds).whole_milliseconds();
+                    let from = i64::try_from(i128::from(stats.end) - from).unwrap_or(MIN_DATE_MS).max(MIN_DATE_MS);
+                    TimeSeriesRangeRequest { name: name.clone(), from: Some(from), to: None }
+                }
+                TimeSeriesInclude::LastMonths { name, months } => {
+                    TimeSeriesRangeRequest { name: name.clone(), from: Some(months_before(stats.end, *months)), to: None }
+                }
+                TimeSeriesInclude::LastCount { name, count } => {
+                    let from = snapshot.time_series_nth_from_end(&key, name, *count)?;
+                    TimeSeriesRangeRequest { name: name.clone(), from, to: None }
+                }
+            };
+            let (mut start, mut page_size) = (0, usize::MAX);
+            ranges.extend(read_range(snapshot, &key, &stats, &request, &mut start, &mut page_size)?);
         }
-        Ok(out)
+        out.push((doc.id, ranges));
     }
+    Ok(out)
 }
 
 #[cfg(test)]

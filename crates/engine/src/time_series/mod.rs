@@ -7,6 +7,7 @@ mod includes;
 mod operation;
 mod range;
 
+pub(crate) use includes::series_of_documents;
 pub use includes::TimeSeriesInclude;
 pub use operation::{is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, INCREMENTAL_PREFIX};
 pub use range::{TimeSeriesRange, TimeSeriesRangeRequest};

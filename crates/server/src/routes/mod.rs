@@ -9,7 +9,7 @@ mod changes;
 mod cluster_batch;
 mod compaction;
 mod compare_exchange;
-mod counters;
+pub(crate) mod counters;
 mod database_config;
 mod database_state;
 mod docs;
@@ -26,7 +26,7 @@ mod stats;
 mod streams;
 mod subscriptions;
 mod tcp_info;
-mod time_series;
+pub(crate) mod time_series;
 mod time_series_config;
 
 use axum::extract::Request;

@@ -220,18 +220,23 @@ pub fn load_includes_json(
     ids: &[String],
     includes: &[TimeSeriesInclude],
 ) -> Result<Value, corvid_engine::EngineError> {
+    Ok(series_includes_json(&database.time_series_includes(ids, includes)?))
+}
+
+/// `TimeSeriesIncludes`: by document id, by series name, the included ranges (also sent by subscription batches).
+pub fn series_includes_json(series: &[(String, Vec<TimeSeriesRange>)]) -> Value {
     let mut out = Map::new();
-    for (id, ranges) in database.time_series_includes(ids, includes)? {
+    for (id, ranges) in series {
         let mut by_name: Map<String, Value> = Map::new();
-        for range in &ranges {
+        for range in ranges {
             let slot = by_name.entry(range.name.clone()).or_insert_with(|| Value::Array(Vec::new()));
             if let Value::Array(list) = slot {
                 list.push(range_json(range, None));
             }
         }
-        out.insert(id, Value::Object(by_name));
+        out.insert(id.clone(), Value::Object(by_name));
     }
-    Ok(Value::Object(out))
+    Value::Object(out)
 }
 
 /// The ranges of a request: each `name` with its `from`/`to` (empty = open), and the paging.

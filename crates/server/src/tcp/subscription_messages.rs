@@ -1,8 +1,11 @@
 //! The objects a subscription connection sends (`SubscriptionConnectionServerMessage`): connection
-//! statuses, batches (`Data`…, `Includes`, `EndOfBatch`) and `Confirm`.
+//! statuses, batches (`Data`…, `Includes`, `CounterIncludes`, `TimeSeriesIncludes`, `EndOfBatch`) and `Confirm`.
 
 use corvid_engine::subscriptions::{EndReason, SubscriptionBatch};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
+
+use crate::routes::counters::detail_json;
+use crate::routes::time_series::series_includes_json;
 
 const IN_USE: &str = "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionInUseException";
 const DOES_NOT_EXIST: &str = "Raven.Client.Exceptions.Documents.Subscriptions.SubscriptionDoesNotExistException";
@@ -78,6 +81,20 @@ pub fn batch_bytes(batch: &SubscriptionBatch) -> Vec<u8> {
             out.extend_from_slice(document.as_bytes());
         }
         out.extend_from_slice(b"}}");
+    }
+    if let Some(counters) = &batch.counter_includes {
+        let mut includes = Map::new();
+        let mut names = Map::new();
+        for (id, list, asked) in counters {
+            includes.insert(id.clone(), Value::Array(list.iter().map(detail_json).collect()));
+            names.insert(id.clone(), Value::from(asked.clone()));
+        }
+        let message = json!({"Type": "CounterIncludes", "CounterIncludes": includes, "IncludedCounterNames": names});
+        out.extend_from_slice(message.to_string().as_bytes());
+    }
+    if let Some(series) = &batch.time_series_includes {
+        let message = json!({"Type": "TimeSeriesIncludes", "TimeSeriesIncludes": series_includes_json(series)});
+        out.extend_from_slice(message.to_string().as_bytes());
     }
     out.extend_from_slice(b"{\"Type\":\"EndOfBatch\"}");
     out
