@@ -66,6 +66,8 @@ pub struct From {
     pub source: FromSource,
     pub alias: Option<Ident>,
     pub span: Span,
+    /// `from Orders (Revisions = true)`: a subscription over the collection's revisions.
+    pub revisions: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

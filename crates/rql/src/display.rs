@@ -253,6 +253,9 @@ impl Display for Query {
                 write_quoted(f, name)?;
             }
         }
+        if self.from.revisions {
+            f.write_str(" (Revisions = true)")?;
+        }
         if let Some(a) = &self.from.alias {
             write!(f, " as {a}")?;
         }

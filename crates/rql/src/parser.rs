@@ -377,6 +377,7 @@ impl<'a> Parser<'a> {
     fn parse_from(&mut self) -> Result<From, ParseError> {
         let start = self.expect_kw("from")?.span.start;
         self.clauses.push("from");
+        let mut revisions = false;
         let source = if self.check_kw("index")? && !matches!(self.peek_nth(1)?.tok, Tok::Eof) {
             self.bump()?;
             let t = self.bump()?;
@@ -406,7 +407,10 @@ impl<'a> Parser<'a> {
             };
             if self.peek()?.tok == Tok::LParen {
                 let at = self.peek()?.span.start;
-                return Err(self.error_at(at, "A filtered 'from Collection(…)' is not supported", &[]));
+                if !self.revisions_option()? {
+                    return Err(self.error_at(at, "A filtered 'from Collection(…)' is not supported; only '(Revisions = true)'", &[]));
+                }
+                revisions = true;
             }
             if name.eq_ignore_ascii_case("@all_docs") {
                 FromSource::AllDocs { span }
@@ -419,7 +423,21 @@ impl<'a> Parser<'a> {
             FromSource::Collection { span, .. } | FromSource::AllDocs { span } | FromSource::Index { span, .. } => span.end,
         };
         let span = Span::new(start, alias.as_ref().map_or(source_end, |a| a.span.end));
-        Ok(From { source, alias, span })
+        Ok(From { source, alias, span, revisions })
+    }
+
+    /// Consumes `(Revisions = true)` after a collection name; false (nothing consumed) for anything else.
+    fn revisions_option(&mut self) -> Result<bool, ParseError> {
+        let is_revisions = matches!(&self.peek_nth(1)?.tok, Tok::Ident(w) if w.eq_ignore_ascii_case("revisions"))
+            && matches!(self.peek_nth(2)?.tok, Tok::Eq | Tok::EqEq)
+            && matches!(&self.peek_nth(3)?.tok, Tok::Ident(w) if w.eq_ignore_ascii_case("true"))
+            && self.peek_nth(4)?.tok == Tok::RParen;
+        if is_revisions {
+            for _ in 0..5 {
+                self.bump()?;
+            }
+        }
+        Ok(is_revisions)
     }
 
     fn collection_alias(&mut self) -> Result<Option<Ident>, ParseError> {

@@ -189,6 +189,11 @@ fn bad_declare() {
 #[test]
 fn bad_from() {
     assert_err("from Users(Age > 5)", "(Age", "filtered 'from Collection(…)' is not supported");
+    assert_err("from Users(Revisions = false)", "(Revisions", "only '(Revisions = true)'");
+    let revisions = corvid_rql::parse("from Users (Revisions = true) as u where u.Current.Age > 5").unwrap();
+    assert!(revisions.from.revisions);
+    assert_eq!(revisions.from.alias.as_ref().map(|a| a.name.as_str()), Some("u"));
+    assert!(revisions.to_string().starts_with("from 'Users' (Revisions = true) as u"), "{revisions}");
     assert_err("from index 5", "5", "index name");
 }
 

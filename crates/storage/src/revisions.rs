@@ -4,7 +4,7 @@
 //! Which writes keep a revision, and how many are kept, is the engine's business.
 
 use crate::record::{flags, DocumentRecord};
-use crate::tables::{self, decode_etag, etag_key, meta_keys, NAME_SEPARATOR};
+use crate::tables::{self, collection_etag_key, decode_etag, etag_key, meta_keys, NAME_SEPARATOR};
 use crate::{ReadTxn, StorageError, WriteTxn};
 
 /// Key of a revision row: lower-cased document id, 0x1E, etag (u64 BE).
@@ -66,6 +66,26 @@ fn storable(doc_key: &str) -> bool {
     !doc_key.is_empty() && doc_key.len() <= 1024
 }
 
+/// Format 4 added `revisions_by_collection`: a database written before it has revisions and an empty index,
+/// filled here once at open (after the journal's replay, before the open's flush makes it durable).
+pub(crate) fn index_revisions_by_collection(env: &heed::Env<heed::WithoutTls>, tables: &tables::Tables) -> Result<(), StorageError> {
+    let mut wtxn = env.write_txn()?;
+    if !tables.revisions_by_collection.is_empty(&wtxn)? || tables.revisions.is_empty(&wtxn)? {
+        return Ok(());
+    }
+    let mut entries = Vec::new();
+    for entry in tables.revisions.iter(&wtxn)? {
+        let (key, value) = entry?;
+        let revision = decode(value)?;
+        entries.push((collection_etag_key(&corvid_types::id_key(&revision.collection), revision.etag), key.to_vec()));
+    }
+    for (index_key, revision_key) in entries {
+        tables.revisions_by_collection.put(&mut wtxn, &index_key, &revision_key)?;
+    }
+    wtxn.commit()?;
+    Ok(())
+}
+
 impl WriteTxn<'_> {
     /// Stores a revision with the next etag; None (nothing written) when a revision with its change vector
     /// exists already (revisions are immutable).
@@ -92,6 +112,8 @@ impl WriteTxn<'_> {
         if record.flags & flags::DELETE_REVISION != 0 {
             self.txn.put(self.tables.revisions_bin, &etag_key(etag), &key)?;
         }
+        let by_collection = collection_etag_key(&corvid_types::id_key(&record.collection), etag);
+        self.txn.put(self.tables.revisions_by_collection, &by_collection, &key)?;
         let count = self.revision_count(&doc_key)? + 1;
         self.txn.put(self.tables.revision_counts, doc_key.as_bytes(), &count.to_be_bytes())?;
         Ok(Some(etag))
@@ -107,6 +129,7 @@ impl WriteTxn<'_> {
         self.txn.delete(self.tables.revisions, &key)?;
         self.txn.delete(self.tables.revisions_by_change_vector, record.change_vector.as_bytes())?;
         self.txn.delete(self.tables.revisions_bin, &etag_key(etag))?;
+        self.txn.delete(self.tables.revisions_by_collection, &collection_etag_key(&corvid_types::id_key(&record.collection), etag))?;
         match self.revision_count(doc_key)? {
             0 | 1 => self.txn.delete(self.tables.revision_counts, doc_key.as_bytes())?,
             n => {
@@ -146,6 +169,47 @@ impl WriteTxn<'_> {
             return Ok(None);
         }
         match self.tables.revisions.rev_prefix_iter(&self.txn, &revisions_prefix(doc_key))?.next() {
+            Some(entry) => Ok(Some(decode(entry?.1)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// A collection's revisions (lower-cased name) with an etag above `after`, in etag order, until `visit`
+    /// returns false.
+    pub fn collection_revisions_after_etag(
+        &self,
+        collection_lower: &str,
+        after: u64,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        let start = collection_etag_key(collection_lower, after.saturating_add(1));
+        let end = collection_etag_key(collection_lower, u64::MAX);
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
+        for entry in self.tables.revisions_by_collection.range(&self.txn, &range)? {
+            let (_, key) = entry?;
+            let bytes = self.tables.revisions.get(&self.txn, key)?.ok_or_else(|| {
+                StorageError::corrupted(
+                    tables::REVISIONS_BY_COLLECTION,
+                    format!("entry points to a missing revision {}", String::from_utf8_lossy(key)),
+                )
+            })?;
+            if !visit(decode(bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The document's revision just before the one with etag `etag` (what a revisions subscription sends as
+    /// `Previous`).
+    pub fn revision_preceding(&self, doc_key: &str, etag: u64) -> Result<Option<DocumentRecord>, StorageError> {
+        if !storable(doc_key) || etag == 0 {
+            return Ok(None);
+        }
+        let start = revision_key(doc_key, 0);
+        let end = revision_key(doc_key, etag - 1);
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
+        match self.tables.revisions.rev_range(&self.txn, &range)?.next() {
             Some(entry) => Ok(Some(decode(entry?.1)?)),
             None => Ok(None),
         }
@@ -229,6 +293,47 @@ impl ReadTxn<'_> {
             }
         }
         Ok(None)
+    }
+
+    /// A collection's revisions (lower-cased name) with an etag above `after`, in etag order, until `visit`
+    /// returns false.
+    pub fn collection_revisions_after_etag(
+        &self,
+        collection_lower: &str,
+        after: u64,
+        mut visit: impl FnMut(DocumentRecord) -> bool,
+    ) -> Result<(), StorageError> {
+        let start = collection_etag_key(collection_lower, after.saturating_add(1));
+        let end = collection_etag_key(collection_lower, u64::MAX);
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
+        for entry in self.tables.revisions_by_collection.range(&self.txn, &range)? {
+            let (_, key) = entry?;
+            let bytes = self.tables.revisions.get(&self.txn, key)?.ok_or_else(|| {
+                StorageError::corrupted(
+                    tables::REVISIONS_BY_COLLECTION,
+                    format!("entry points to a missing revision {}", String::from_utf8_lossy(key)),
+                )
+            })?;
+            if !visit(decode(bytes)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The document's revision just before the one with etag `etag` (what a revisions subscription sends as
+    /// `Previous`).
+    pub fn revision_preceding(&self, doc_key: &str, etag: u64) -> Result<Option<DocumentRecord>, StorageError> {
+        if !storable(doc_key) || etag == 0 {
+            return Ok(None);
+        }
+        let start = revision_key(doc_key, 0);
+        let end = revision_key(doc_key, etag - 1);
+        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
+        match self.tables.revisions.rev_range(&self.txn, &range)?.next() {
+            Some(entry) => Ok(Some(decode(entry?.1)?)),
+            None => Ok(None),
+        }
     }
 
     /// The revision with this change vector.
@@ -351,6 +456,54 @@ mod tests {
         assert!(read.check_invariants().unwrap().is_sound(), "{:?}", read.check_invariants().unwrap());
         drop(read);
         merger.stop();
+    }
+
+    #[test]
+    fn a_collection_s_revisions_are_read_in_etag_order_with_their_predecessor_and_indexed_at_upgrade() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let store = Arc::new(Store::open(dir.path(), &options).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        let etags = merger
+            .write_blocking(|txn| -> Result<Vec<u64>, StorageError> {
+                let mut other = revision("orders/1", "A:2-x", 15, flags::REVISION);
+                other.collection = "Orders".into();
+                Ok(vec![
+                    txn.put_revision(revision("Users/1", "A:1-x", 10, flags::REVISION))?.unwrap(),
+                    txn.put_revision(other)?.unwrap(),
+                    txn.put_revision(revision("Users/2", "A:3-x", 20, flags::REVISION))?.unwrap(),
+                    txn.put_revision(revision("Users/1", "A:4-x", 30, flags::REVISION))?.unwrap(),
+                ])
+            })
+            .unwrap();
+        let in_order = |store: &Store, after: u64| -> Vec<String> {
+            let read = store.read().unwrap();
+            let mut out = Vec::new();
+            read.collection_revisions_after_etag("users", after, |r| {
+                out.push(r.change_vector);
+                true
+            })
+            .unwrap();
+            out
+        };
+        assert_eq!(in_order(&store, 0), ["A:1-x", "A:3-x", "A:4-x"]);
+        assert_eq!(in_order(&store, etags[2]), ["A:4-x"]);
+        let read = store.read().unwrap();
+        assert_eq!(read.revision_preceding("users/1", etags[3]).unwrap().unwrap().change_vector, "A:1-x");
+        assert!(read.revision_preceding("users/1", etags[0]).unwrap().is_none());
+        drop(read);
+        merger.stop();
+        drop(store);
+
+        // A database of format 3 has revisions and no index: what opening runs after the replay fills it.
+        let store = Store::open(dir.path(), &options).unwrap();
+        let mut wtxn = store.env.write_txn().unwrap();
+        store.tables.revisions_by_collection.clear(&mut wtxn).unwrap();
+        wtxn.commit().unwrap();
+        assert!(in_order(&store, 0).is_empty());
+        index_revisions_by_collection(&store.env, &store.tables).unwrap();
+        assert_eq!(in_order(&store, 0), ["A:1-x", "A:3-x", "A:4-x"]);
+        assert!(store.read().unwrap().check_invariants().unwrap().is_sound());
     }
 
     #[test]

@@ -96,7 +96,7 @@ impl Store {
                 if found < tables::FORMAT_VERSION {
                     // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange,
                     // revisions and time-series tables (all created empty above) and the journal, started below (a version-2
-                    // file was flushed at every commit).
+                    // file was flushed at every commit); version 4 the revisions-by-collection index, filled after the replay.
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
@@ -124,6 +124,7 @@ impl Store {
             None => journal_recovery::record_database_id(path, &database_id)?,
         }
         journal_recovery::replay(&env, &tables, &plan)?;
+        crate::revisions::index_revisions_by_collection(&env, &tables)?;
         let rtxn = env.read_txn()?;
         let stored_last = tables.meta.get(&rtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);
         let last_doc = tables.docs_by_etag.last(&rtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);

@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -40,6 +40,9 @@ pub const REVISIONS_BY_CHANGE_VECTOR: &str = "revisions_by_change_vector";
 pub const REVISIONS_BIN: &str = "revisions_bin";
 /// lower-cased document id -> u64 BE number of its `revisions` rows (absent when none)
 pub const REVISION_COUNTS: &str = "revision_counts";
+/// u16 BE length + lower-cased collection + etag (u64 BE) of a revision -> its `revisions` key (revisions
+/// subscriptions read a collection's revisions in etag order)
+pub const REVISIONS_BY_COLLECTION: &str = "revisions_by_collection";
 /// lower-cased document id + 0x1E + lower-cased series name + 0x1E + segment start (i64 BE, sign bit flipped)
 /// -> compressed segment (`time_series::segment`)
 pub const TIME_SERIES: &str = "time_series";
@@ -47,7 +50,7 @@ pub const TIME_SERIES: &str = "time_series";
 pub const TIME_SERIES_STATS: &str = "time_series_stats";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 16;
+pub const TABLE_COUNT: u32 = 17;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] = [
@@ -67,6 +70,7 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     REVISION_COUNTS,
     TIME_SERIES,
     TIME_SERIES_STATS,
+    REVISIONS_BY_COLLECTION,
 ];
 
 /// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
@@ -105,6 +109,7 @@ pub(crate) struct Tables {
     pub revision_counts: Table,
     pub time_series: Table,
     pub time_series_stats: Table,
+    pub revisions_by_collection: Table,
 }
 
 impl Tables {
@@ -148,6 +153,7 @@ impl Tables {
             revision_counts: h[13],
             time_series: h[14],
             time_series_stats: h[15],
+            revisions_by_collection: h[16],
         }
     }
 
@@ -171,6 +177,7 @@ impl Tables {
             t.revision_counts,
             t.time_series,
             t.time_series_stats,
+            t.revisions_by_collection,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }

@@ -43,4 +43,9 @@ impl Database {
             .map_err(|e| EngineError::Internal(format!("the stored revisions configuration is not JSON: {e}")))?;
         Ok(Some(RevisionsConfig::from_json(&value)?))
     }
+
+    /// Whether writes to `collection` keep revisions (what a revisions subscription needs).
+    pub fn revisions_enabled_for(&self, collection: &str) -> Result<bool, EngineError> {
+        Ok(self.revisions_config()?.is_some_and(|config| config.for_collection(collection).is_some_and(|c| !c.disabled)))
+    }
 }

@@ -15,6 +15,10 @@ use crate::{CounterDetail, Database, EngineError};
 /// RavenDB stops a batch at about this much document data.
 const MAX_BATCH_BYTES: usize = 32 << 20;
 
+/// A document's included counters: its id, the counters (None: a named one it lacks), the names asked
+/// for (empty: all).
+pub type IncludedCounters = (String, Vec<Option<CounterDetail>>, Vec<String>);
+
 /// One item of a batch.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BatchItem {
@@ -31,9 +35,8 @@ pub struct SubscriptionBatch {
     pub items: Vec<BatchItem>,
     /// Included documents (wire JSON), by id, each once.
     pub includes: Vec<(String, String)>,
-    /// `include counters(...)`: per document sent, its counters (None: a named one it lacks) and the names
-    /// asked for (empty: all); None when the query includes no counters.
-    pub counter_includes: Option<Vec<(String, Vec<Option<CounterDetail>>, Vec<String>)>>,
+    /// `include counters(...)`: per document sent; None when the query includes no counters.
+    pub counter_includes: Option<Vec<IncludedCounters>>,
     /// `include timeseries(...)`: per document sent, one range per include; None when it includes none.
     pub time_series_includes: Option<Vec<(String, Vec<TimeSeriesRange>)>>,
     /// The etag of the last document scanned (the position once acknowledged); the start position when
@@ -66,9 +69,13 @@ impl Database {
             records.push(record);
             records.len() < max_docs && bytes < MAX_BATCH_BYTES
         };
-        match &criteria.collection {
-            Collection::Named(name) => snapshot.collection_documents_after_etag(name, after, &mut collect)?,
-            Collection::All => snapshot.documents_after_etag(after, &mut collect)?,
+        match (&criteria.collection, criteria.revisions) {
+            (Collection::Named(name), true) => snapshot.collection_revisions_after_etag(name, after, &mut collect)?,
+            (Collection::Named(name), false) => snapshot.collection_documents_after_etag(name, after, &mut collect)?,
+            (Collection::All, _) => snapshot.documents_after_etag(after, &mut collect)?,
+        }
+        if criteria.revisions {
+            records = records.into_iter().map(|revision| with_predecessor(&snapshot, revision)).collect::<Result<_, _>>()?;
         }
         let mut included = std::collections::HashSet::new();
         let mut sent_keys = Vec::new();
@@ -117,12 +124,20 @@ impl Database {
     }
 }
 
+/// A revision as a revisions subscription evaluates and sends it: a document whose body is
+/// `{"Current": revision, "Previous": the document's revision before it}` (null for a delete revision or
+/// when there is none), under the revision's id, etag and change vector.
+fn with_predecessor(snapshot: &corvid_storage::ReadTxn<'_>, revision: DocumentRecord) -> Result<DocumentRecord, EngineError> {
+    let deleted = |r: &DocumentRecord| r.flags & corvid_storage::flags::DELETE_REVISION != 0;
+    let previous = snapshot.revision_preceding(&id_key(&revision.id), revision.etag)?;
+    let previous = previous.filter(|p| !deleted(p)).map(|p| p.to_json_string(false));
+    let current = (!deleted(&revision)).then(|| revision.to_json_string(false));
+    let body = format!("{{\"Current\":{},\"Previous\":{}}}", current.as_deref().unwrap_or("null"), previous.as_deref().unwrap_or("null"));
+    Ok(DocumentRecord { body, client_metadata: "{}".into(), flags: 0, ..revision })
+}
+
 /// The counters `names` (empty: all) of each document, by stored key, as a batch includes them.
-fn counters_of(
-    snapshot: &corvid_storage::ReadTxn<'_>,
-    keys: &[String],
-    names: &[String],
-) -> Result<Vec<(String, Vec<Option<CounterDetail>>, Vec<String>)>, EngineError> {
+fn counters_of(snapshot: &corvid_storage::ReadTxn<'_>, keys: &[String], names: &[String]) -> Result<Vec<IncludedCounters>, EngineError> {
     let mut out = Vec::with_capacity(keys.len());
     for key in keys {
         let Some(id) = snapshot.document(key)?.map(|d| d.id) else { continue };

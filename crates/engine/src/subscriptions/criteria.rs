@@ -44,6 +44,8 @@ enum Select {
 /// A parsed and checked subscription query.
 pub struct SubscriptionCriteria {
     pub(crate) collection: Collection,
+    /// `from Orders (Revisions = true)`: each item is a revision with its predecessor (`Current`/`Previous`).
+    pub(crate) revisions: bool,
     filter: Option<DocumentFilter>,
     /// `load <path> as <alias>`: the paths (relative to the document) of the ids to load.
     loads: Vec<(String, String)>,
@@ -82,6 +84,10 @@ impl SubscriptionCriteria {
             FromSource::AllDocs { .. } => Collection::All,
             FromSource::Index { .. } => return Err(invalid("A subscription cannot query an index ('from index')")),
         };
+        let revisions = query.from.revisions;
+        if revisions && collection == Collection::All {
+            return Err(invalid("A revisions subscription reads one collection, not @all_docs"));
+        }
         let alias = query.from.alias.as_ref().map(|a| a.name.clone());
         let relative = |path: &FieldPath| alias.as_deref().and_then(|a| path.strip_alias(a)).unwrap_or_else(|| path.clone()).dotted();
         if alias.is_none() && (!query.load.is_empty() || matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Js(_)))) {
@@ -140,7 +146,16 @@ impl SubscriptionCriteria {
                 )
             })
             .collect();
-        Ok(SubscriptionCriteria { collection, filter, loads, select, functions, includes, extra_includes })
+        Ok(SubscriptionCriteria { collection, revisions, filter, loads, select, functions, includes, extra_includes })
+    }
+
+    /// The collection a revisions subscription reads (as written in the query's lower-cased form), or None
+    /// for a subscription over documents.
+    pub fn revisions_collection(&self) -> Option<&str> {
+        match (&self.collection, self.revisions) {
+            (Collection::Named(name), true) => Some(name),
+            _ => None,
+        }
     }
 
     /// The sandbox a batch evaluates projections in (None when the query has no JavaScript). Made per batch:

@@ -10,7 +10,7 @@ mod definition;
 mod extra_includes;
 mod store;
 
-pub use batch_reader::{BatchItem, SubscriptionBatch};
+pub use batch_reader::{BatchItem, IncludedCounters, SubscriptionBatch};
 pub use connections::{AdmittedConnection, ConnectionSlot, EndReason, InUse, Strategy, SubscriptionConnections};
 pub use criteria::SubscriptionCriteria;
 pub use definition::{SubscriptionDefinition, SubscriptionRequest};

@@ -83,6 +83,13 @@ where
         Ok(criteria) => Arc::new(criteria),
         Err(e) => return write_object(write, &messages::invalid(&e.to_string())).await,
     };
+    if let Some(collection) = criteria.revisions_collection() {
+        let (db, name) = (database.clone(), collection.to_owned());
+        if !blocking(move || db.revisions_enabled_for(&name)).await? {
+            let message = format!("Cannot use a revisions subscription: revisions are not configured for collection '{collection}'");
+            return write_object(write, &messages::invalid(&message)).await;
+        }
+    }
     let Some(admitted) = admission::admit(&database, definition.id, &options, &client_uri, write).await? else { return Ok(()) };
     // Read again once admitted: a worker it took over from may have moved the position meanwhile.
     let Some(definition) = blocking(lookup).await? else {

@@ -1,6 +1,6 @@
 //! Invariants of the revision tables: every revision decodes under its own key (document and etag), has its
-//! change-vector entry, is counted, and is in the bin exactly when it is a delete revision; no lookup entry
-//! points to a missing revision.
+//! change-vector entry and its collection entry, is counted, and is in the bin exactly when it is a delete
+//! revision; no lookup entry points to a missing revision.
 
 use std::collections::BTreeMap;
 
@@ -9,7 +9,7 @@ use corvid_types::id_key;
 use super::{decode_failure, text, Checker};
 use crate::record::{flags, DocumentRecord};
 use crate::revisions::split_revision_key;
-use crate::tables::{self, decode_etag, etag_key};
+use crate::tables::{self, collection_etag_key, decode_etag, etag_key};
 use crate::violation::Violation;
 use crate::StorageError;
 
@@ -48,6 +48,11 @@ impl Checker<'_> {
                 let table = tables::REVISIONS_BY_CHANGE_VECTOR;
                 self.violation(Violation::MissingIndexEntry { table, key: key_text.clone(), etag });
             }
+            let by_collection = collection_etag_key(&id_key(&revision.collection), etag);
+            if self.tables.revisions_by_collection.get(self.txn, &by_collection)? != Some(key) {
+                let table = tables::REVISIONS_BY_COLLECTION;
+                self.violation(Violation::MissingIndexEntry { table, key: key_text.clone(), etag });
+            }
             let in_bin = self.tables.revisions_bin.get(self.txn, &etag_key(etag))? == Some(key);
             if in_bin != (revision.flags & flags::DELETE_REVISION != 0) {
                 let table = tables::REVISIONS_BIN;
@@ -63,6 +68,7 @@ impl Checker<'_> {
         let lookups = [
             (tables::REVISIONS_BY_CHANGE_VECTOR, self.tables.revisions_by_change_vector),
             (tables::REVISIONS_BIN, self.tables.revisions_bin),
+            (tables::REVISIONS_BY_COLLECTION, self.tables.revisions_by_collection),
         ];
         for (table, handle) in lookups {
             for entry in handle.iter(self.txn)? {
@@ -70,6 +76,8 @@ impl Checker<'_> {
                 if self.tables.revisions.get(self.txn, target)?.is_none() {
                     let key = if table == tables::REVISIONS_BIN {
                         decode_etag(key).map_or_else(|| text(key), |e| e.to_string())
+                    } else if table == tables::REVISIONS_BY_COLLECTION {
+                        tables::split_collection_etag_key(key).map_or_else(|| text(key), |(c, e)| format!("{}#{e}", text(c)))
                     } else {
                         text(key)
                     };

@@ -186,6 +186,9 @@ impl fmt::Debug for Plan {
 pub(crate) fn plan(query: &Query, request: &QueryRequest, catalog: &dyn IndexCatalog) -> Result<Plan, EngineError> {
     let text = request.query.as_str();
     reject_unsupported(query, text, request.for_operation)?;
+    if query.from.revisions {
+        return Err(invalid("'(Revisions = true)' is for data subscriptions; a query reads documents"));
+    }
     let mut t = Translator::new(text, &request.parameters, query.from.alias.as_ref().map(|a| a.name.clone()));
 
     let skip = paging(query.offset.as_ref(), &t, "offset")?.or(request.start).unwrap_or(0);
