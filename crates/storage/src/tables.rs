@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -45,9 +45,12 @@ pub const REVISION_COUNTS: &str = "revision_counts";
 pub const TIME_SERIES: &str = "time_series";
 /// lower-cased document id + 0x1E + lower-cased series name -> count u64 + start i64 + end i64 + u16-length name
 pub const TIME_SERIES_STATS: &str = "time_series_stats";
+/// kind (`E` expire, `R` refresh, `C` compare-exchange expire) + due time (i64 BE unix nanoseconds, sign bit
+/// flipped) + lower-cased document id or compare-exchange key -> empty (`expiration.rs`)
+pub const EXPIRATION: &str = "expiration";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 16;
+pub const TABLE_COUNT: u32 = 17;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] = [
@@ -67,6 +70,7 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     REVISION_COUNTS,
     TIME_SERIES,
     TIME_SERIES_STATS,
+    EXPIRATION,
 ];
 
 /// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
@@ -105,6 +109,7 @@ pub(crate) struct Tables {
     pub revision_counts: Table,
     pub time_series: Table,
     pub time_series_stats: Table,
+    pub expiration: Table,
 }
 
 impl Tables {
@@ -148,6 +153,7 @@ impl Tables {
             revision_counts: h[13],
             time_series: h[14],
             time_series_stats: h[15],
+            expiration: h[16],
         }
     }
 
@@ -171,6 +177,7 @@ impl Tables {
             t.revision_counts,
             t.time_series,
             t.time_series_stats,
+            t.expiration,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
@@ -210,6 +217,10 @@ pub mod meta_keys {
     pub const COMPARE_EXCHANGE_LAST_INDEX: &[u8] = b"compare_exchange_last_index";
     /// The revisions configuration the engine applies, as the engine encodes it (opaque to storage)
     pub const REVISIONS_CONFIG: &[u8] = b"revisions_config";
+    /// The expiration configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const EXPIRATION_CONFIG: &[u8] = b"expiration_config";
+    /// The refresh configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const REFRESH_CONFIG: &[u8] = b"refresh_config";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {
