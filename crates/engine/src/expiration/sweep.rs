@@ -39,13 +39,18 @@ pub(crate) fn run_batch(txn: &mut WriteTxn<'_>, kind: TimerKind, due: &[DueTimer
     Ok(outcome)
 }
 
+/// Whether the metadata names a time (`at`) and it is not after `now`.
+fn has_passed(at: Option<i64>, now: i64) -> bool {
+    at.is_some_and(|at| at <= now)
+}
+
 fn metadata_of(client_metadata: &str) -> Map<String, Value> {
     serde_json::from_str(client_metadata).unwrap_or_default()
 }
 
 fn expire_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<bool, EngineError> {
     let Some(doc) = txn.document(key)? else { return Ok(false) };
-    if !due_time(&metadata_of(&doc.client_metadata), EXPIRES).is_some_and(|at| at <= now) {
+    if !has_passed(due_time(&metadata_of(&doc.client_metadata), EXPIRES), now) {
         return Ok(false);
     }
     Ok(delete_document(txn, &doc.id, &ExpectedChangeVector::Any, now)?.deleted)
@@ -56,7 +61,7 @@ fn expire_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<bool, 
 fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<bool, EngineError> {
     let Some(doc) = txn.document(key)? else { return Ok(false) };
     let mut metadata = metadata_of(&doc.client_metadata);
-    if !due_time(&metadata, REFRESH).is_some_and(|at| at <= now) {
+    if !has_passed(due_time(&metadata, REFRESH), now) {
         return Ok(false);
     }
     metadata.shift_remove(REFRESH);
@@ -67,7 +72,7 @@ fn refresh_document(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<bool,
 
 fn expire_compare_exchange(txn: &mut WriteTxn<'_>, key: &str, now: i64) -> Result<bool, EngineError> {
     let Some(record) = txn.compare_exchange(key)? else { return Ok(false) };
-    if !compare_exchange_expiry(&record.value).is_some_and(|at| at <= now) {
+    if !has_passed(compare_exchange_expiry(&record.value), now) {
         return Ok(false);
     }
     Ok(txn.delete_compare_exchange(key)?)
