@@ -84,6 +84,7 @@ pub(crate) fn put_in_txn(
         }
     }
     let record = txn.put_compare_exchange(key, index, value)?;
+    crate::expiration::schedule::on_compare_exchange_put(txn, key, &record.value)?;
     Ok(CompareExchangeOutcome { index, value: Some(record.value), successful: true })
 }
 

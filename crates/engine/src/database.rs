@@ -8,6 +8,7 @@ use corvid_storage::{MergerStatsSnapshot, Store, StoreOptions, TransactionMerger
 
 use crate::changes::{pending, Change, ChangesHub, DocumentFeeder};
 use crate::commit_watch::CommitWatch;
+use crate::expiration::ExpirationSweeper;
 use crate::indexing::{AutoIndexLifetimes, IndexAnnouncer, IndexRegistry};
 use crate::subscriptions::SubscriptionConnections;
 use crate::{EngineError, OperationEvent, OperationListener, Operations};
@@ -49,6 +50,8 @@ pub struct Database {
     /// Workers connected to data subscriptions (`subscriptions::connections`).
     pub(crate) subscription_connections: Arc<SubscriptionConnections>,
     feeder: DocumentFeeder,
+    /// The `expiration:<db>` thread (`@expires`, `@refresh`, compare-exchange expiration).
+    pub(crate) expiration: ExpirationSweeper,
 }
 
 /// Wraps a write so that the changes it raises are returned with its result; a failed write's changes are
@@ -96,7 +99,20 @@ impl Database {
             }))
         };
         let subscription_connections = Arc::default();
-        Ok(Database { name: name.to_owned(), store, merger, watch, indexes, operations, changes, subscription_connections, feeder })
+        let expiration = ExpirationSweeper::start(name, store.clone(), merger.clone())
+            .map_err(|e| EngineError::Internal(format!("cannot start the expiration thread: {e}")))?;
+        Ok(Database {
+            name: name.to_owned(),
+            store,
+            merger,
+            watch,
+            indexes,
+            operations,
+            changes,
+            subscription_connections,
+            feeder,
+            expiration,
+        })
     }
 
     /// The database's name.
@@ -164,6 +180,7 @@ impl Database {
     pub fn close(&self) {
         self.operations.kill_all();
         self.indexes.stop_all();
+        self.expiration.stop();
         self.merger.stop();
         self.feeder.stop(&self.watch);
     }

@@ -19,6 +19,7 @@ mod document;
 mod document_json;
 pub use document_json::flags_text;
 mod error;
+mod expiration;
 mod hilo;
 mod includes;
 mod index_info;
@@ -58,6 +59,7 @@ pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCount
 pub use database::{Database, DatabaseOptions};
 pub use document::IncomingDocument;
 pub use error::EngineError;
+pub use expiration::{ExpirationStatsSnapshot, SweepConfig, TaskStats};
 pub use hilo::{HiloRange, HiloRequest};
 pub use index_info::IndexInfo;
 pub use json_patch::{parse_operations as parse_json_patch, JsonPatchOp};

@@ -190,6 +190,8 @@ impl Landlord {
             revisions: None,
             revisions_for_conflicts: None,
             time_series: None,
+            expiration: None,
+            refresh: None,
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {

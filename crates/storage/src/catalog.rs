@@ -45,6 +45,12 @@ pub struct CatalogEntry {
     /// The record's `TimeSeries` configuration (`TimeSeriesConfiguration`: named values), as last configured.
     #[serde(default)]
     pub time_series: Option<serde_json::Value>,
+    /// The record's `Expiration` configuration as the engine rendered it; None when never configured.
+    #[serde(default)]
+    pub expiration: Option<serde_json::Value>,
+    /// The record's `Refresh` configuration as the engine rendered it; None when never configured.
+    #[serde(default)]
+    pub refresh: Option<serde_json::Value>,
 }
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.

@@ -16,6 +16,7 @@ mod counters;
 mod crash_image_tests;
 mod disk_space;
 mod error;
+mod expiration;
 mod group_flusher;
 mod index_env;
 mod invariants;
@@ -53,6 +54,7 @@ pub use compare_exchange::{CompareExchangeRecord, MAX_COMPARE_EXCHANGE_KEY_BYTES
 pub use counters::CounterValue;
 pub use disk_space::RESERVE_FILE;
 pub use error::StorageError;
+pub use expiration::{DueTimer, TimerKind};
 pub use invariants::check_closed_store;
 pub use map_growth::MAX_MAP_SIZE;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};

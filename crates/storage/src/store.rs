@@ -96,7 +96,9 @@ impl Store {
                 if found < tables::FORMAT_VERSION {
                     // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange,
                     // revisions and time-series tables (all created empty above) and the journal, started below (a version-2
-                    // file was flushed at every commit); version 4 the revisions-by-collection index, filled after the replay.
+                    // file was flushed at every commit); version 4 the revisions-by-collection index (filled after the
+                    // replay) and the expiration queue (documents written before it have no rows there: their
+                    // `@expires`/`@refresh` act once they are written again).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });

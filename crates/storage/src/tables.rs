@@ -48,9 +48,12 @@ pub const REVISIONS_BY_COLLECTION: &str = "revisions_by_collection";
 pub const TIME_SERIES: &str = "time_series";
 /// lower-cased document id + 0x1E + lower-cased series name -> count u64 + start i64 + end i64 + u16-length name
 pub const TIME_SERIES_STATS: &str = "time_series_stats";
+/// kind (`E` expire, `R` refresh, `C` compare-exchange expire) + due time (i64 BE unix nanoseconds, sign bit
+/// flipped) + lower-cased document id or compare-exchange key -> empty (`expiration.rs`)
+pub const EXPIRATION: &str = "expiration";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 17;
+pub const TABLE_COUNT: u32 = 18;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] = [
@@ -71,6 +74,7 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     TIME_SERIES,
     TIME_SERIES_STATS,
     REVISIONS_BY_COLLECTION,
+    EXPIRATION,
 ];
 
 /// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
@@ -110,6 +114,7 @@ pub(crate) struct Tables {
     pub time_series: Table,
     pub time_series_stats: Table,
     pub revisions_by_collection: Table,
+    pub expiration: Table,
 }
 
 impl Tables {
@@ -154,6 +159,7 @@ impl Tables {
             time_series: h[14],
             time_series_stats: h[15],
             revisions_by_collection: h[16],
+            expiration: h[17],
         }
     }
 
@@ -178,6 +184,7 @@ impl Tables {
             t.time_series,
             t.time_series_stats,
             t.revisions_by_collection,
+            t.expiration,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }
@@ -217,6 +224,10 @@ pub mod meta_keys {
     pub const COMPARE_EXCHANGE_LAST_INDEX: &[u8] = b"compare_exchange_last_index";
     /// The revisions configuration the engine applies, as the engine encodes it (opaque to storage)
     pub const REVISIONS_CONFIG: &[u8] = b"revisions_config";
+    /// The expiration configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const EXPIRATION_CONFIG: &[u8] = b"expiration_config";
+    /// The refresh configuration the engine applies, as the engine encodes it (opaque to storage)
+    pub const REFRESH_CONFIG: &[u8] = b"refresh_config";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {

@@ -11,12 +11,13 @@ use serde_json::{Map, Value};
 
 use super::document_filter::{DocumentFilter, FilteredPage};
 use super::facet_setup::expand_facets;
-use super::plan::{Plan, ProjectionPlan, RandomOrder, Source, ID_PATH};
+use super::plan::{time_series_of, Plan, ProjectionPlan, RandomOrder, Source, ID_PATH};
 use super::projection::{counter_of, counter_value, included_ids, project, value_at};
 use super::reduce::{ReducePlan, Row};
 use super::request::QueryRequest;
 use super::resolve::{ResolvedPlan, Target};
 use super::response::QueryResponse;
+use super::time_series;
 use crate::document_json::DocumentJson;
 use crate::indexing::IndexBackend;
 use crate::reads::VersionHasher;
@@ -661,6 +662,20 @@ impl Database {
                         projected.insert(field.alias.clone(), Value::String(record.id.clone()));
                     }
                     for field in fields {
+                        if let Some(position) = time_series_of(&field.path) {
+                            let (result, values) = time_series::run(snapshot, &id_key(&record.id), &plan.time_series[position])?;
+                            for value in values {
+                                hasher.add(&value.to_be_bytes());
+                            }
+                            projected.shift_remove(&field.alias);
+                            match result {
+                                // Alone and unnamed: the sub-query's result is the whole result.
+                                Value::Object(whole) if field.alias.is_empty() => projected.extend(whole),
+                                other => {
+                                    projected.insert(field.alias.clone(), other);
+                                }
+                            }
+                        }
                         if let Some((name, raw)) = counter_of(&field.path) {
                             let value = snapshot.counter(&id_key(&record.id), name)?.map(|c| c.value);
                             hasher.add(&value.unwrap_or(0).to_be_bytes());

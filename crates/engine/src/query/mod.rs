@@ -18,6 +18,7 @@ mod request;
 mod resolve;
 mod response;
 mod suggestions;
+mod time_series;
 
 pub use request::QueryRequest;
 pub use response::QueryResponse;

@@ -3,6 +3,7 @@
 
 mod active;
 pub mod config;
+mod config_api;
 mod deletion;
 mod reads;
 mod revert;

@@ -94,6 +94,8 @@ pub(crate) fn put_document(
     doc_flags: u32,
     now: i64,
 ) -> Result<PutOutcome, EngineError> {
+    // Every document put of the engine passes here: queue what `@expires`/`@refresh` ask for.
+    crate::expiration::schedule::on_document_put(txn, id, &client_metadata)?;
     let rules = rules_for(txn, collection, doc_flags)?;
     let Some(rules) = rules.filter(|r| versions(r, old, collection, &body, &client_metadata, doc_flags)) else {
         return Ok(txn.put_document(id, collection, body, client_metadata, doc_flags, now)?);

@@ -77,7 +77,7 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
         "PeriodicBackups": [], "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
         "OlapEtls": [], "Client": null, "Studio": null, "Revisions": entry.revisions, "RevisionsForConflicts": entry.revisions_for_conflicts,
-        "Expiration": null, "Refresh": null,
+        "Expiration": entry.expiration, "Refresh": entry.refresh,
         "TimeSeries": entry.time_series,
         "Etag": etag
     })

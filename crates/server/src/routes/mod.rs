@@ -13,6 +13,7 @@ pub(crate) mod counters;
 mod database_config;
 mod database_state;
 mod docs;
+mod expiration;
 mod hilo;
 mod indexes;
 mod multi_get;
@@ -76,6 +77,11 @@ pub fn router(state: AppState) -> Router {
         .route("/timeseries/config", get(time_series_config::get))
         .route("/timeseries/names/config", post(time_series_config::configure_names))
         .route("/admin/timeseries/config", post(time_series_config::configure))
+        .route("/admin/expiration/config", post(expiration::post_expiration))
+        .route("/admin/refresh/config", post(expiration::post_refresh))
+        .route("/expiration/config", get(expiration::get_expiration))
+        .route("/refresh/config", get(expiration::get_refresh))
+        .route("/debug/expiration", get(expiration::stats))
         .route("/hilo/next", get(hilo::next))
         .route("/hilo/return", put(hilo::return_range))
         .route("/identity/next", post(hilo::identity_next))

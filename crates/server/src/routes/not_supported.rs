@@ -22,8 +22,6 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/etl", "ETL"),
     ("/admin/queue-sink", "queue sinks"),
     ("/admin/cdc-sink", "CDC sinks"),
-    ("/admin/expiration", "document expiration"),
-    ("/admin/refresh", "document refresh"),
     ("/admin/data-archival", "data archival"),
     ("/admin/documents-compression", "documents compression"),
     ("/admin/ai", "AI agents and integrations"),

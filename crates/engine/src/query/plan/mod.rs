@@ -42,7 +42,7 @@ pub(crate) use self::condition::Condition;
 pub(crate) use self::facets::{facets_of_setup, PlannedFacet};
 pub(crate) use self::group_by::{GroupByPlan, Output};
 pub(crate) use self::order::RandomOrder;
-pub(crate) use self::select::{ProjectionPlan, ID_PATH};
+pub(crate) use self::select::{time_series_of, ProjectionPlan, ID_PATH};
 pub(crate) use self::source::Source;
 
 /// `load <path> as <alias>`: a related document bound to an alias for the projection.
@@ -93,6 +93,8 @@ pub(crate) struct Plan {
     pub compare_exchange_includes: Vec<String>,
     /// `filter ...`: evaluated on each selected document before paging.
     pub document_filter: Option<DocumentFilter>,
+    /// Time-series sub-queries of the projection, named by position in its paths (`time_series_of`).
+    pub time_series: Vec<crate::query::time_series::TimeSeriesQuery>,
 }
 
 impl Plan {
@@ -120,6 +122,7 @@ impl Plan {
             related_counter_includes: Vec::new(),
             compare_exchange_includes: Vec::new(),
             document_filter: None,
+            time_series: Vec::new(),
         }
     }
 
@@ -146,7 +149,7 @@ impl fmt::Debug for Plan {
         if self.take != usize::MAX {
             s.field("take", &self.take);
         }
-        let optional: [(&str, Option<&dyn fmt::Debug>); 12] = [
+        let optional: [(&str, Option<&dyn fmt::Debug>); 13] = [
             ("projection", self.projection.as_ref().map(|p| p as _)),
             ("includes", Some(&self.includes as _).filter(|_| !self.includes.is_empty())),
             ("ids", self.ids.as_ref().map(|i| i as _)),
@@ -157,6 +160,7 @@ impl fmt::Debug for Plan {
             ("suggestions", self.suggestions.as_ref().map(|x| x as _)),
             ("highlights", Some(&self.highlights as _).filter(|_| !self.highlights.is_empty())),
             ("counter_includes", self.counter_includes.as_ref().map(|c| c as _)),
+            ("time_series", Some(&self.time_series as _).filter(|_| !self.time_series.is_empty())),
             ("related_counter_includes", Some(&self.related_counter_includes as _).filter(|_| !self.related_counter_includes.is_empty())),
             (
                 "compare_exchange_includes",
@@ -225,7 +229,7 @@ pub(crate) fn plan(query: &Query, request: &QueryRequest, catalog: &dyn IndexCat
     };
     let facets_or_suggestions = facets.is_some() || suggestions.is_some();
     let document_filter = plan_document_filter(query, &t, &loads, facets_or_suggestions)?;
-    let projection = if facets_or_suggestions { None } else { plan_projection(query, &t)? };
+    let (projection, time_series) = if facets_or_suggestions { (None, Vec::new()) } else { plan_projection(query, &t)? };
     let includes = plan_includes(query, &mut t)?;
 
     // Where the results come from: a named index, a collection scan, or an automatic index.
@@ -279,6 +283,7 @@ pub(crate) fn plan(query: &Query, request: &QueryRequest, catalog: &dyn IndexCat
         related_counter_includes: includes.related_counters,
         compare_exchange_includes: includes.compare_exchange,
         document_filter,
+        time_series,
     })
 }
 
@@ -299,7 +304,8 @@ pub(crate) fn reject_unsupported(query: &Query, text: &str, for_operation: bool)
         return Ok(());
     }
     let js_projection = matches!(query.select.as_ref().map(|s| &s.projection), Some(Projection::Js(_)));
-    if let Some(f) = query.declared_functions.first().filter(|_| !js_projection) {
+    let mut javascript = query.declared_functions.iter().filter(|f| f.kind == corvid_rql::DeclarationKind::Function);
+    if let Some(f) = javascript.next().filter(|_| !js_projection) {
         return Err(unsupported("'declare function' without a JavaScript projection", text, f.span));
     }
     if let (Some(f), Some(_)) = (&query.filter, query.group_by.first()) {

@@ -1,13 +1,14 @@
 //! Planning what a query returns: projected fields (`select Name, c.Name as Company, id(), counter('Likes')`),
 //! a JavaScript projection, or suggestions (`select suggest(...)`).
 
-use corvid_rql::{Arg, Call, Projection, Query, SelectExpr, ValueKind};
+use corvid_rql::{Arg, Call, DeclarationKind, Projection, Query, SelectExpr, ValueKind};
 use serde_json::Value as Json;
 
 use super::error::{invalid, unsupported};
 use super::where_clause::Translator;
 use crate::query::projection::{counter_path, ProjectedField};
 use crate::query::suggestions::{SuggestOptions, SuggestPlan};
+use crate::query::time_series::{self, TimeSeriesQuery};
 use crate::EngineError;
 
 /// The projected path that stands for the document id (`select id() as Id`).
@@ -25,8 +26,64 @@ pub(crate) enum ProjectionPlan {
     },
 }
 
-/// The projection of `select` (None: whole documents).
-pub(super) fn plan_projection(query: &Query, t: &Translator<'_>) -> Result<Option<ProjectionPlan>, EngineError> {
+/// Prefix of the path of a projected time-series sub-query; the rest is its position in the plan's list.
+const TIME_SERIES_PATH: &str = "@timeseries-query:";
+
+/// The position in the plan's list of time-series sub-queries a projected path names.
+pub(crate) fn time_series_of(path: &str) -> Option<usize> {
+    path.strip_prefix(TIME_SERIES_PATH)?.parse().ok()
+}
+
+/// A time-series sub-query of the projection: `timeseries(from ...)` or a call of a `declare timeseries`
+/// function whose arguments are the queried document. Its parameters name the queried document.
+fn plan_time_series(
+    query: &Query,
+    field: &corvid_rql::SelectField,
+    t: &Translator<'_>,
+) -> Result<Option<(TimeSeriesQuery, String)>, EngineError> {
+    let document_alias = query.from.alias.as_ref().map(|a| a.name.clone());
+    let parameters = |name: &str| t.parameter(name, field.span).ok().cloned();
+    let (body, aliases, default_name) = match &field.expr {
+        SelectExpr::TimeSeries(raw) => (raw.source.as_str(), document_alias.into_iter().collect::<Vec<_>>(), "timeseries".to_owned()),
+        SelectExpr::Call(call) => {
+            let declared = query.declared_functions.iter().find(|f| f.kind == DeclarationKind::TimeSeries && f.name.name == call.name);
+            let Some(declared) = declared else { return Ok(None) };
+            let passes_the_document = |arg: &Arg| match arg.as_field() {
+                Some(path) => document_alias.as_deref() == Some(path.dotted().as_str()),
+                None => false,
+            };
+            if !call.args.iter().all(passes_the_document) {
+                return Err(unsupported("A time-series function given something other than the queried document", t.text, call.span));
+            }
+            let mut aliases: Vec<String> = declared.params.iter().map(|p| p.name.clone()).collect();
+            aliases.extend(document_alias);
+            (declared.body.source.as_str(), aliases, call.name.clone())
+        }
+        _ => return Ok(None),
+    };
+    let parsed = time_series::parse(body, &aliases, &parameters)?;
+    // Alone and without an alias, the sub-query's result is the whole result (the clients read it so).
+    let alone = matches!(&query.select, Some(s) if matches!(&s.projection, Projection::Fields(f) if f.len() == 1));
+    let name = match &field.alias {
+        Some(alias) => alias.name.clone(),
+        None if alone => String::new(),
+        None => default_name,
+    };
+    Ok(Some((parsed, name)))
+}
+
+/// The projection of `select` (None: whole documents), with the time-series sub-queries it projects.
+pub(super) fn plan_projection(query: &Query, t: &Translator<'_>) -> Result<(Option<ProjectionPlan>, Vec<TimeSeriesQuery>), EngineError> {
+    let mut series = Vec::new();
+    let projection = plan_projection_fields(query, t, &mut series)?;
+    Ok((projection, series))
+}
+
+fn plan_projection_fields(
+    query: &Query,
+    t: &Translator<'_>,
+    series: &mut Vec<TimeSeriesQuery>,
+) -> Result<Option<ProjectionPlan>, EngineError> {
     Ok(match &query.select {
         None => None,
         Some(select) if select.distinct && !matches!(select.projection, Projection::Fields(_) | Projection::Js(_)) => {
@@ -41,6 +98,7 @@ pub(super) fn plan_projection(query: &Query, t: &Translator<'_>) -> Result<Optio
                 let functions = query
                     .declared_functions
                     .iter()
+                    .filter(|f| f.kind == DeclarationKind::Function)
                     .map(|f| {
                         let params: Vec<&str> = f.params.iter().map(|p| p.name.as_str()).collect();
                         format!("function {}({}) {}", f.name.name, params.join(", "), f.body.source)
@@ -51,6 +109,11 @@ pub(super) fn plan_projection(query: &Query, t: &Translator<'_>) -> Result<Optio
             Projection::Fields(fields) => {
                 let mut out = Vec::new();
                 for field in fields {
+                    if let Some((parsed, alias)) = plan_time_series(query, field, t)? {
+                        out.push(ProjectedField { path: format!("{TIME_SERIES_PATH}{}", series.len()), alias });
+                        series.push(parsed);
+                        continue;
+                    }
                     match &field.expr {
                         SelectExpr::Field(path) => {
                             let path = t.path(path);

@@ -1,0 +1,160 @@
+//! Running a parsed time-series sub-query on one document's series: the entries in range that pass `where`,
+//! either as they are (`TimeSeriesRawResult`: `Count`, `Results` of `Timestamp`, `Tag`, `Values`,
+//! `IsRollup`) or aggregated per bucket (`TimeSeriesAggregationResult`: `Count`, `Results` of `From`, `To`
+//! and one array per aggregation, one item per value position).
+
+use std::cmp::Ordering;
+
+use corvid_storage::{ReadTxn, TimeSeriesEntry};
+use corvid_types::format_date_ms;
+use serde_json::{json, Map, Value as Json};
+
+use super::parse::{Aggregation, Comparison, Filter, Operand, TimeSeriesQuery};
+use crate::EngineError;
+
+/// Every aggregation, for a `group by` without `select`.
+const ALL: [Aggregation; 7] =
+    [Aggregation::First, Aggregation::Last, Aggregation::Min, Aggregation::Max, Aggregation::Sum, Aggregation::Count, Aggregation::Average];
+
+fn operand_value(operand: &Operand, entry: &TimeSeriesEntry) -> Json {
+    match operand {
+        Operand::Tag => entry.tag.clone().map_or(Json::Null, Json::String),
+        Operand::Value(i) => entry.values.get(*i).copied().and_then(serde_json::Number::from_f64).map_or(Json::Null, Json::Number),
+        Operand::Timestamp => Json::String(format_date_ms(entry.timestamp)),
+        Operand::Literal(value) => value.clone(),
+    }
+}
+
+fn compare(left: &Json, right: &Json) -> Option<Ordering> {
+    match (left, right) {
+        (Json::Number(a), Json::Number(b)) => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        (Json::String(a), Json::String(b)) => {
+            // Timestamps compare as instants, everything else as text ignoring case.
+            match (corvid_types::parse_date_ms(a), corvid_types::parse_date_ms(b)) {
+                (Some(x), Some(y)) => Some(x.cmp(&y)),
+                _ => Some(a.to_lowercase().cmp(&b.to_lowercase())),
+            }
+        }
+        (Json::Null, Json::Null) => Some(Ordering::Equal),
+        (Json::Bool(a), Json::Bool(b)) => Some(a.cmp(b)),
+        _ => None,
+    }
+}
+
+fn passes(filter: &Filter, entry: &TimeSeriesEntry) -> bool {
+    match filter {
+        Filter::And(a, b) => passes(a, entry) && passes(b, entry),
+        Filter::Or(a, b) => passes(a, entry) || passes(b, entry),
+        Filter::Not(inner) => !passes(inner, entry),
+        Filter::In(operand, values) => {
+            let value = operand_value(operand, entry);
+            values.iter().any(|v| compare(&value, v) == Some(Ordering::Equal))
+        }
+        Filter::Compare(left, op, right) => {
+            let order = compare(&operand_value(left, entry), &operand_value(right, entry));
+            match op {
+                Comparison::Equal => order == Some(Ordering::Equal),
+                Comparison::NotEqual => order != Some(Ordering::Equal),
+                Comparison::Less => order == Some(Ordering::Less),
+                Comparison::LessOrEqual => matches!(order, Some(Ordering::Less | Ordering::Equal)),
+                Comparison::Greater => order == Some(Ordering::Greater),
+                Comparison::GreaterOrEqual => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
+            }
+        }
+    }
+}
+
+/// One bucket's running aggregation, per value position.
+#[derive(Default)]
+struct Accumulator {
+    from: i64,
+    to: i64,
+    count: Vec<u64>,
+    min: Vec<f64>,
+    max: Vec<f64>,
+    sum: Vec<f64>,
+    first: Vec<f64>,
+    last: Vec<f64>,
+}
+
+impl Accumulator {
+    fn add(&mut self, values: &[f64]) {
+        for (i, value) in values.iter().copied().enumerate() {
+            if i >= self.count.len() {
+                self.count.push(0);
+                self.min.push(value);
+                self.max.push(value);
+                self.sum.push(0.0);
+                self.first.push(value);
+                self.last.push(value);
+            }
+            self.count[i] += 1;
+            self.min[i] = self.min[i].min(value);
+            self.max[i] = self.max[i].max(value);
+            self.sum[i] += value;
+            self.last[i] = value;
+        }
+    }
+
+    fn render(&self, aggregations: &[Aggregation]) -> Json {
+        let numbers = |values: Vec<f64>| Json::Array(values.into_iter().map(|v| json!(v)).collect());
+        let mut out = Map::new();
+        out.insert("From".into(), Json::String(format_date_ms(self.from)));
+        out.insert("To".into(), Json::String(format_date_ms(self.to)));
+        // The clients read `Count` whatever was selected.
+        out.insert("Count".into(), json!(self.count));
+        for aggregation in aggregations {
+            let value = match aggregation {
+                Aggregation::Min => numbers(self.min.clone()),
+                Aggregation::Max => numbers(self.max.clone()),
+                Aggregation::Sum => numbers(self.sum.clone()),
+                Aggregation::First => numbers(self.first.clone()),
+                Aggregation::Last => numbers(self.last.clone()),
+                Aggregation::Count => continue,
+                Aggregation::Average => numbers(self.sum.iter().zip(&self.count).map(|(s, c)| s / *c as f64).collect()),
+            };
+            out.insert(aggregation.field().into(), value);
+        }
+        Json::Object(out)
+    }
+}
+
+/// Runs `query` on the series of the document whose lower-cased id is `doc_key`; with the values read
+/// (for the query's etag).
+pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery) -> Result<(Json, Vec<f64>), EngineError> {
+    let (from, to) = (query.from.unwrap_or(i64::MIN), query.to.unwrap_or(i64::MAX));
+    let mut entries = Vec::new();
+    snapshot.visit_time_series(doc_key, &query.series, from, to, |mut entry| {
+        if query.filter.as_ref().is_none_or(|f| passes(f, &entry)) {
+            if let Some(scale) = query.scale {
+                entry.values.iter_mut().for_each(|v| *v *= scale);
+            }
+            entries.push(entry);
+        }
+        true
+    })?;
+    let seen: Vec<f64> = entries.iter().flat_map(|e| e.values.iter().copied()).collect();
+    let count = entries.len();
+    if query.group_by.is_none() && query.aggregations.is_empty() {
+        let results: Vec<Json> = entries
+            .into_iter()
+            .map(|e| json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": e.values, "IsRollup": false}))
+            .collect();
+        return Ok((json!({"Count": count, "Results": results}), seen));
+    }
+    let aggregations: &[Aggregation] = if query.aggregations.is_empty() { &ALL } else { &query.aggregations };
+    let mut buckets: Vec<Accumulator> = Vec::new();
+    for entry in &entries {
+        let (start, end) = match query.group_by {
+            Some(bucket) => bucket.range_of(entry.timestamp),
+            // One bucket over the whole range asked for (or the entries found).
+            None => (query.from.unwrap_or(entries[0].timestamp), query.to.unwrap_or(entries[count - 1].timestamp)),
+        };
+        if buckets.last().is_none_or(|b| b.from != start) {
+            buckets.push(Accumulator { from: start, to: end, ..Accumulator::default() });
+        }
+        buckets.last_mut().expect("pushed above").add(&entry.values);
+    }
+    let results: Vec<Json> = buckets.iter().map(|b| b.render(aggregations)).collect();
+    Ok((json!({"Count": count, "Results": results}), seen))
+}

@@ -1,0 +1,156 @@
+"""Time-series queries in RQL through the official Python client: `declare timeseries` functions and
+`select timeseries(...)` with `between`, `where` on the tag and values, `group by` hours and months and the
+aggregations, and raw entries. Every expected answer is computed here from the entries the test wrote."""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+import pytest
+from ravendb.documents.queries.time_series import TimeSeriesAggregationResult, TimeSeriesRawResult
+from ravendb.exceptions.raven_exceptions import RavenException
+
+from corvid_support import User
+
+BASE = datetime(2024, 1, 30, 21, 0)
+FITBIT, APPLE = "watches/fitbit", "watches/apple"
+
+
+class Person:
+    def __init__(self, name: str = None, age: int = None):
+        self.name = name
+        self.age = age
+
+
+def save_people(store, count: int = 4) -> dict:
+    written = {}
+    rng = random.Random(7)
+    with store.open_session() as session:
+        for i in range(count):
+            doc_id = f"people/{i}"
+            session.store(Person("Oren", i * 30), doc_id)
+            series = session.time_series_for(doc_id, "HeartRate")
+            entries = []
+            for minute in range(0, 3 * 24 * 60, 37):
+                at = BASE + timedelta(minutes=minute)
+                values = [float(rng.randint(50, 150)), float(rng.randint(0, 10))]
+                tag = FITBIT if rng.random() < 0.6 else APPLE
+                series.append(at, values, tag)
+                entries.append((at, values, tag))
+            written[doc_id] = entries
+        session.save_changes()
+    return written
+
+
+def hour_of(at: datetime) -> datetime:
+    return at.replace(minute=0, second=0, microsecond=0)
+
+
+def expected_buckets(entries, start, end, bucket_of, keep=lambda e: True):
+    buckets = defaultdict(list)
+    for at, values, tag in entries:
+        if start <= at <= end and keep((at, values, tag)):
+            buckets[bucket_of(at)].append(values)
+    return dict(sorted(buckets.items()))
+
+
+def test_declared_function_groups_by_hour_with_every_aggregation(store):
+    written = save_people(store)
+    start, end = BASE + timedelta(hours=2), BASE + timedelta(hours=30)
+    with store.open_session() as session:
+        query = session.advanced.raw_query(
+            "declare timeseries out(p)\n{\n    from p.HeartRate between $start and $end\n    group by 1h\n"
+            "    select min(), max(), avg(), sum(), first(), last(), count()\n}\n"
+            "from People as p\nwhere p.age > 49\nselect out(p) as heart_rate, p.name",
+            dict,
+        ).add_parameter("start", start).add_parameter("end", end)
+        results = list(query)
+    assert len(results) == 2  # ages 60 and 90
+    for result in results:
+        assert result["name"] == "Oren"
+    for doc_id, result in zip(["people/2", "people/3"], sorted(results, key=lambda r: r["@metadata"]["@id"])):
+        assert result["@metadata"]["@id"] == doc_id
+        expected = expected_buckets(written[doc_id], start, end, hour_of)
+        agg = TimeSeriesAggregationResult.from_json(result["heart_rate"])
+        assert agg.count == sum(len(v) for v in expected.values())
+        assert [r.from_date for r in agg.results] == list(expected.keys())
+        for got, (hour, values) in zip(agg.results, expected.items()):
+            assert got.to_date == hour + timedelta(hours=1)
+            for i in range(2):
+                column = [v[i] for v in values]
+                assert got.min[i] == min(column) and got.max[i] == max(column)
+                assert got.sum[i] == pytest.approx(sum(column))
+                assert got.average[i] == pytest.approx(sum(column) / len(column))
+                assert got.first[i] == column[0] and got.last[i] == column[-1]
+                assert got.count[i] == len(column)
+
+
+def test_document_query_select_time_series_by_month_and_tag(store):
+    written = save_people(store, count=1)
+    text = "from HeartRate between $start and $end\nwhere Tag = 'watches/fitbit'\ngroup by '1 month'\nselect min(), max(), avg()"
+    with store.open_session() as session:
+        results = list(
+            session.advanced.document_query(object_type=Person)
+            .where_greater_than("age", -1)
+            .select_time_series(TimeSeriesAggregationResult, lambda b: b.raw(text))
+            .add_parameter("start", BASE)
+            .add_parameter("end", BASE + timedelta(days=92))
+        )
+    assert len(results) == 1
+    month = lambda at: at.replace(day=1, hour=0, minute=0)  # noqa: E731
+    expected = expected_buckets(written["people/0"], BASE, BASE + timedelta(days=92), month, lambda e: e[2] == FITBIT)
+    assert len(expected) == 2  # January and February
+    assert results[0].count == sum(len(v) for v in expected.values())
+    for got, (first_day, values) in zip(results[0].results, expected.items()):
+        assert got.from_date == first_day
+        column = [v[0] for v in values]
+        assert got.min[0] == min(column) and got.max[0] == max(column)
+        assert got.average[0] == pytest.approx(sum(column) / len(column))
+
+
+def test_raw_entries_filtered_on_values(store):
+    written = save_people(store, count=1)
+    with store.open_session() as session:
+        result = session.advanced.raw_query(
+            "declare timeseries out(x)\n{\n    from x.HeartRate where Values[0] >= 120 and Tag != 'watches/apple'\n}\n"
+            "from People as doc\nselect out(doc)",
+            TimeSeriesRawResult,
+        ).first()
+    expected = [e for e in written["people/0"] if e[1][0] >= 120 and e[2] != APPLE]
+    assert result.count == len(expected) and len(result.results) == len(expected)
+    for got, (at, values, tag) in zip(result.results, expected):
+        assert got.timestamp == at and got.values == values and got.tag == tag
+
+
+def test_inline_time_series_projection_beside_fields(store):
+    with store.open_session() as session:
+        session.store(User(name="Karmel"), "users/karmel")
+        session.time_series_for("users/karmel", "Heart Rate").append_single(BASE, 60, FITBIT)
+        session.time_series_for("users/karmel", "Heart Rate").append_single(BASE + timedelta(hours=1), 80, FITBIT)
+        session.save_changes()
+    with store.open_session() as session:
+        result = session.advanced.raw_query(
+            "from Users as u select u.name, timeseries(from u.'Heart Rate' select max()) as hr", dict
+        ).first()
+    assert result["name"] == "Karmel"
+    assert result["hr"]["Count"] == 2
+    assert result["hr"]["Results"][0]["Max"] == [80]
+
+
+def test_bad_time_series_queries_are_refused(store):
+    with store.open_session() as session:
+        session.store(User(name="a"), "users/1")
+        session.save_changes()
+    bad = [
+        "from Users as u select timeseries(from u.HR select median())",
+        "from Users as u select timeseries(from u.HR group by '1 fortnight')",
+        "from Users as u select timeseries(from u.HR between $nope and $nope)",
+        "from Users as u select timeseries(from u.HR load Tag as t)",
+    ]
+    for text in bad:
+        with store.open_session() as session:
+            with pytest.raises(RavenException) as raised:
+                list(session.advanced.raw_query(text, dict))
+            assert "InvalidQueryException" in str(raised.value) or "time-series" in str(raised.value), text
