@@ -168,6 +168,7 @@ def test_query_page_runs_rql_and_shows_rows_index_and_json(server_url, db_name, 
     studio.text_appears("#query-summary", "of 60 results")
     Select(studio.element("#result-view")).select_by_value("json")
     studio.text_appears("#query-json", '"Name"')
+    assert studio.element("#export-csv").is_enabled()
     assert studio.console_errors() == []
 
 
@@ -181,7 +182,9 @@ def test_indexes_page_shows_a_compile_error_then_creates_an_index_that_catches_u
     type_into(studio.element("#index-name"), "Items/ByName")
     type_into(studio.element("#index-map"), "map('Items', function (i) {\nreturn { Name: i.Name \n})")
     studio.element("#save-index").click()
-    studio.text_appears("#index-error", "Not saved")
+    studio.text_appears("#index-error", "Not saved (line 3)")
+    # The editor's gutter marks the line the server named.
+    assert studio.element("#index-map").find_element(By.XPATH, "..").find_element(By.CSS_SELECTOR, ".gutter .bad-line").text == "3"
     studio.screenshot("index_error")
     type_into(studio.element("#index-map"), "map('Items', function (i) {\nreturn { Name: i.Name };\n})")
     studio.element("#save-index").click()

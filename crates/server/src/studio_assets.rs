@@ -32,6 +32,7 @@ const FILES: &[(&str, &[u8])] = studio_files!(
     "js/highlight.js",
     "js/code_editor.js",
     "js/rql.js",
+    "js/results.js",
     "js/virtual_list.js",
     "js/pages/databases.js",
     "js/pages/documents.js",

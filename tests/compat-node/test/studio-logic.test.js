@@ -4,6 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 
 import { completionContext, suggest, collectionOf, indexOf, highlightRql } from "../../../crates/server/studio/js/rql.js";
+import { resultColumns, toCsv } from "../../../crates/server/studio/js/results.js";
 import { highlightJson, highlightJavaScript, parseDocumentJson, escapeHtml } from "../../../crates/server/studio/js/highlight.js";
 
 const catalog = { collections: ["Users", "Orders", "Line Items"], indexes: ["Users/ByName", "Orders/Totals"], fields: ["Name", "Age", "Address"] };
@@ -65,4 +66,13 @@ test("documents are validated before save: objects only, with the line of a synt
   assert.equal(bad.line, 4);
   assert.equal(parseDocumentJson('{"a": 1,\n"b": tru\n}').line, 2);
   assert.equal(parseDocumentJson('{"a": "x\\"y", "b": [1, 2,]}').line, 1);
+});
+
+test("query results become table columns and CSV with quoting", () => {
+  const results = [
+    { Name: "Ann", Tags: ["a", "b"], "@metadata": { "@id": "users/1" } },
+    { Name: 'say "hi", then go', Age: 3, "@metadata": { "@id": "users/2" } },
+  ];
+  assert.deepEqual(resultColumns(results), ["Name", "Tags", "Age"]);
+  assert.equal(toCsv(results), '@id,Name,Tags,Age\r\nusers/1,Ann,"[""a"",""b""]",\r\nusers/2,"say ""hi"", then go",,3\r\n');
 });

@@ -6,6 +6,7 @@ import { h, formatCount } from "../dom.js";
 import { codeEditor } from "../code_editor.js";
 import { highlightJson } from "../highlight.js";
 import { highlightRql, completionContext, suggest, collectionOf } from "../rql.js";
+import { resultColumns, cellText, toCsv } from "../results.js";
 
 const PAGE_SIZE = 50;
 const RECENT_KEY = "corvid.recentQueries";
@@ -17,13 +18,6 @@ function recentQueries() {
 function remember(rql) {
   const list = [rql, ...recentQueries().filter((q) => q !== rql)].slice(0, 10);
   localStorage.setItem(RECENT_KEY, JSON.stringify(list));
-}
-
-/** Column names for a page of results: their top-level fields in first-seen order. */
-export function resultColumns(results) {
-  const seen = new Set();
-  for (const r of results) for (const k of Object.keys(r)) if (k !== "@metadata") seen.add(k);
-  return [...seen];
 }
 
 export async function render(main, { database, params }) {
@@ -138,7 +132,7 @@ export async function render(main, { database, params }) {
       return;
     }
     const columns = resultColumns(last.Results);
-    const cell = (v) => (v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+    const cell = cellText;
     results.replaceChildren(h("table", { id: "query-table" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Id"), columns.map((c) => h("th", { scope: "col" }, c)))),
       h("tbody", {}, last.Results.map((r) => {
@@ -148,6 +142,17 @@ export async function render(main, { database, params }) {
       }))));
   }
 
+  /** Offers the shown page of results as a file. */
+  function download(name, type, text) {
+    const link = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
+    link.click();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  }
+  const exportJson = h("button", { type: "button", id: "export-json" }, "Export JSON");
+  exportJson.addEventListener("click", () => last && download("results.json", "application/json", JSON.stringify(last.Results, null, 2)));
+  const exportCsv = h("button", { type: "button", id: "export-csv" }, "Export CSV");
+  exportCsv.addEventListener("click", () => last && download("results.csv", "text/csv", toCsv(last.Results)));
+
   runButton.addEventListener("click", () => run(0));
   prev.addEventListener("click", () => run(Math.max(0, start - PAGE_SIZE)));
   next.addEventListener("click", () => run(start + PAGE_SIZE));
@@ -155,7 +160,7 @@ export async function render(main, { database, params }) {
 
   main.append(h("h1", {}, "Query"), editor.element,
     h("div", { class: "toolbar" }, runButton, h("span", { class: "muted" }, "Ctrl+Enter runs, Ctrl+Space completes"),
-      recent, h("label", { for: "result-view" }, "View"), viewSelect, prev, next),
+      recent, h("label", { for: "result-view" }, "View"), viewSelect, prev, next, exportJson, exportCsv),
     summary, results);
   editor.textarea.focus();
   if (params.q) run(0);
