@@ -209,12 +209,12 @@ def test_document_list_pages_through_ten_thousand_documents(server_url, db_name,
     studio.use_database(db_name)
     started = time.monotonic()
     studio.go("#/documents?collection=Things")
-    studio.element('#documents-list .row[aria-rowindex="1"]')
+    studio.element('#documents-list .row[aria-rowindex="1"]', timeout=60)
     first_page_ms = (time.monotonic() - started) * 1000
     assert "10,000 documents" in studio.element("#documents-count").text
     studio.screenshot("documents")
     studio.driver.execute_script("document.getElementById('documents-list').scrollTop = 1e9")
-    last = studio.element('#documents-list .row[aria-rowindex="10000"]')
+    last = studio.element('#documents-list .row[aria-rowindex="10000"]', timeout=60)
     assert "things/" in last.text
     # Only the rows in view exist in the page.
     assert len(studio.driver.find_elements(By.CSS_SELECTOR, "#documents-list .row:not(.header)")) < 100

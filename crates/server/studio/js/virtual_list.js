@@ -22,7 +22,7 @@ export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen,
   function load(page) {
     if (pages.has(page)) return;
     const promise = fetchPage(page * pageSize, pageSize).then((rows) => { pages.set(page, rows); draw(); })
-      .catch(() => pages.delete(page));
+      .catch(() => { pages.delete(page); setTimeout(draw, 1000); }); // a busy server: ask again shortly
     pages.set(page, promise);
     if (pages.size > 40) pages.delete(pages.keys().next().value); // keep memory flat while scrolling far
   }
