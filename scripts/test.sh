@@ -17,6 +17,15 @@ cargo build --release --locked
 echo "== rust tests"
 cargo test --release --locked --workspace
 
+echo "== browser for the Studio tests (Debian's chromium and chromium-driver)"
+# CI machines start with only what this script installs; the Studio's browser tests must run there too.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver
+fi
+
 echo "== compatibility tests (official ravendb client)"
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv

@@ -140,7 +140,7 @@ impl Sandbox {
     /// Runs `source` at the top level (function declarations, helpers).
     pub fn run(&self, source: &str) -> Result<(), JsError> {
         self.arm();
-        let result = self.context.with(|ctx| ctx.eval::<(), _>(source).catch(&ctx).map_err(|e| caught_message(&e)));
+        let result = self.context.with(|ctx| ctx.eval::<(), _>(source).catch(&ctx).map_err(|e| with_position(&e)));
         let out = result.map_err(|m| self.classify(m, true));
         self.disarm();
         out
@@ -191,6 +191,24 @@ impl Sandbox {
     }
 }
 
+/// The message of a script that did not compile, with the line and column QuickJS's stack names
+/// (`at <eval>:3:14`), so an editor can point at the mistake.
+fn with_position(error: &CaughtError<'_>) -> String {
+    let message = caught_message(error);
+    let CaughtError::Exception(e) = error else { return message };
+    let position = e.stack().and_then(|stack| {
+        let at = stack.lines().next()?.trim().strip_prefix("at ")?;
+        let mut parts = at.rsplitn(3, ':');
+        let column: u32 = parts.next()?.trim_end_matches(')').parse().ok()?;
+        let line: u32 = parts.next()?.parse().ok()?;
+        Some((line, column))
+    });
+    match position {
+        Some((line, column)) if !message.contains(" line ") => format!("{message} (line {line}, column {column})"),
+        _ => message,
+    }
+}
+
 fn caught_message(error: &CaughtError<'_>) -> String {
     match error {
         CaughtError::Exception(e) => match (e.message(), e.stack()) {
@@ -233,6 +251,15 @@ mod tests {
         let js = sandbox();
         assert!(matches!(js.define("f", "(function( {"), Err(JsError::Compile(_))));
         assert!(matches!(js.define("f", "42"), Err(JsError::Compile(_))));
+    }
+
+    #[test]
+    fn compile_errors_of_top_level_scripts_name_their_line() {
+        let js = sandbox();
+        let Err(JsError::Compile(message)) = js.run("map('Users', function (u) {\nreturn { Name: u.Name \n})") else {
+            panic!("a syntax error is a compile error")
+        };
+        assert!(message.contains("(line 3, column"), "{message}");
     }
 
     #[test]

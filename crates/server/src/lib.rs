@@ -19,6 +19,7 @@ mod request_log;
 mod responses;
 mod routes;
 mod state;
+mod studio_assets;
 mod tcp;
 mod timed_body;
 

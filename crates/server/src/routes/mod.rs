@@ -25,6 +25,7 @@ mod revisions;
 mod server;
 mod stats;
 mod streams;
+mod studio;
 mod subscriptions;
 mod tcp_info;
 pub(crate) mod time_series;
@@ -145,6 +146,10 @@ pub fn router(state: AppState) -> Router {
         .route("/revisions/revert", post(revisions::revert))
         .route("/revisions/revert/docs", post(revisions::revert_docs));
     let router = Router::new()
+        .route("/", get(studio::redirect_to_studio))
+        .route("/studio", get(studio::redirect_to_studio))
+        .route("/studio/", get(studio::index))
+        .route("/studio/{*path}", get(studio::file))
         .route("/build/version", get(server::build_version))
         .route("/topology", get(server::topology))
         .route("/cluster/topology", get(server::cluster_topology))
