@@ -65,7 +65,9 @@ pub fn flags_text(bits: u32) -> String {
 
 /// The flags named in an `@flags` text (`"HasRevisions, Revision"`); unknown names are ignored.
 pub(crate) fn flags_from_text(text: &str) -> u32 {
-    text.split(',').filter_map(|name| FLAG_NAMES.iter().find(|(_, n)| n.eq_ignore_ascii_case(name.trim()))).fold(0, |bits, (bit, _)| bits | bit)
+    text.split(',')
+        .filter_map(|name| FLAG_NAMES.iter().find(|(_, n)| n.eq_ignore_ascii_case(name.trim())))
+        .fold(0, |bits, (bit, _)| bits | bit)
 }
 
 fn flags_string(bits: u32) -> Option<String> {

@@ -3,7 +3,9 @@
 //! leaves what came before it; the storage invariants hold after each.
 
 use corvid_engine::smuggler::{self, Compression, ExportOptions, ImportOptions, SmugglerResult};
-use corvid_engine::{BatchCommand, CounterOperation, Database, DatabaseOptions, DocumentCounters, EngineError, ExpectedChangeVector, IncomingDocument};
+use corvid_engine::{
+    BatchCommand, CounterOperation, Database, DatabaseOptions, DocumentCounters, EngineError, ExpectedChangeVector, IncomingDocument,
+};
 use serde_json::{json, Value};
 
 fn open(dir: &std::path::Path) -> Database {
@@ -14,7 +16,8 @@ fn open(dir: &std::path::Path) -> Database {
 }
 
 fn put(id: &str, n: i64) -> BatchCommand {
-    let document = IncomingDocument::from_value(json!({"N": n, "Pi": 3.140, "@metadata": {"@collection": "Things", "Client-Key": "k"}})).unwrap();
+    let document =
+        IncomingDocument::from_value(json!({"N": n, "Pi": 3.140, "@metadata": {"@collection": "Things", "Client-Key": "k"}})).unwrap();
     BatchCommand::Put { id: id.into(), expected: ExpectedChangeVector::Any, document }
 }
 
@@ -22,7 +25,8 @@ fn fill(db: &Database) {
     let mut commands: Vec<BatchCommand> = (0..300).map(|i| put(&format!("things/{i}"), i)).collect();
     commands.push(put("others|", 1000));
     db.batch_blocking(commands).unwrap();
-    let counters = DocumentCounters { id: "things/7".into(), operations: vec![CounterOperation::Increment { name: "Hits".into(), delta: 42 }] };
+    let counters =
+        DocumentCounters { id: "things/7".into(), operations: vec![CounterOperation::Increment { name: "Hits".into(), delta: 42 }] };
     db.counter_batch_blocking(vec![counters]).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     db.submit_compare_exchange_put("cfg/x".into(), json!({"Object": {"A": 1}}).to_string(), 0, Box::new(move |r| tx.send(r).unwrap()))

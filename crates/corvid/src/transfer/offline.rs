@@ -13,6 +13,22 @@ use super::{TransferArgs, FAILED};
 
 type Failure = (u8, String);
 
+/// Writes the dump into the file at `path`, synced, showing progress.
+fn export_to(database: &Database, options: &ExportOptions, path: &Path) -> Result<SmugglerResult, String> {
+    let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let mut line = ProgressLine::start();
+    let mut progress = |so_far: &SmugglerResult| {
+        line.show("export", so_far.total_items(), so_far.bytes);
+        true
+    };
+    let (result, out) =
+        smuggler::export(database, options, BufWriter::with_capacity(256 * 1024, file), &mut progress).map_err(|e| e.to_string())?;
+    line.done();
+    let file = out.into_inner().map_err(|e| e.to_string())?;
+    file.sync_all().map_err(|e| e.to_string())?;
+    Ok(result)
+}
+
 pub fn export(dir: &Path, args: &TransferArgs) -> Result<String, Failure> {
     let _lock = crate::data_dir_lock::lock(dir).map_err(|e| (FAILED, e.to_string()))?;
     let catalog = DatabaseCatalog::open_read_only(dir)
@@ -35,20 +51,7 @@ pub fn export(dir: &Path, args: &TransferArgs) -> Result<String, Failure> {
         options.compression = Compression::Zstd;
     }
     let partial = args.file.with_extension("partial");
-    let outcome = (|| -> Result<SmugglerResult, String> {
-        let file = File::create(&partial).map_err(|e| format!("cannot create {}: {e}", partial.display()))?;
-        let mut line = ProgressLine::new();
-        let mut progress = |so_far: &SmugglerResult| {
-            line.show("export", so_far.total_items(), so_far.bytes);
-            true
-        };
-        let (result, out) = smuggler::export(&database, &options, BufWriter::with_capacity(256 * 1024, file), &mut progress)
-            .map_err(|e| e.to_string())?;
-        line.done();
-        let file = out.into_inner().map_err(|e| e.to_string())?;
-        file.sync_all().map_err(|e| e.to_string())?;
-        Ok(result)
-    })();
+    let outcome = export_to(&database, &options, &partial);
     database.close();
     match outcome {
         Ok(result) => {

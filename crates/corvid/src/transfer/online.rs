@@ -62,7 +62,17 @@ fn options_json(args: &TransferArgs) -> Value {
 /// "Documents 10 (+2 attachments), Counters 3" from a SmugglerResult JSON.
 fn summary_of(result: &Value) -> String {
     let mut parts = Vec::new();
-    for key in ["Documents", "RevisionDocuments", "Tombstones", "Indexes", "Identities", "CompareExchange", "Counters", "Subscriptions", "TimeSeries"] {
+    for key in [
+        "Documents",
+        "RevisionDocuments",
+        "Tombstones",
+        "Indexes",
+        "Identities",
+        "CompareExchange",
+        "Counters",
+        "Subscriptions",
+        "TimeSeries",
+    ] {
         let counts = &result[key];
         let read = counts["ReadCount"].as_u64().unwrap_or(0);
         if read == 0 && !counts["Processed"].as_bool().unwrap_or(false) {
@@ -105,6 +115,27 @@ fn next_operation_id(server: &ServerUrl, db: &str) -> Result<u64, Failure> {
     body["Id"].as_u64().ok_or_else(|| (FAILED, "the server gave no operation id".to_owned()))
 }
 
+/// Copies the response body into the file at `path`, synced, showing progress.
+fn save_body(body: &mut impl Read, path: &Path) -> io::Result<u64> {
+    let mut out = io::BufWriter::new(File::create(path)?);
+    let mut progress = ProgressLine::start();
+    let mut buffer = vec![0u8; COPY_BUFFER];
+    let mut total = 0u64;
+    loop {
+        let n = body.read(&mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        out.write_all(&buffer[..n])?;
+        total += n as u64;
+        progress.show("export", 0, total);
+    }
+    progress.done();
+    out.flush()?;
+    out.get_ref().sync_all()?;
+    Ok(total)
+}
+
 pub fn export(args: &TransferArgs) -> Result<String, Failure> {
     let server = server_of(args)?;
     let db = encode(&args.database);
@@ -119,25 +150,7 @@ pub fn export(args: &TransferArgs) -> Result<String, Failure> {
     }
     // Written beside the target and renamed once whole: a failed export leaves no half file under its name.
     let partial = args.file.with_extension("partial");
-    let copied = (|| -> io::Result<u64> {
-        let mut out = io::BufWriter::new(File::create(&partial)?);
-        let mut progress = ProgressLine::new();
-        let mut buffer = vec![0u8; COPY_BUFFER];
-        let mut total = 0u64;
-        loop {
-            let n = response.body.read(&mut buffer)?;
-            if n == 0 {
-                break;
-            }
-            out.write_all(&buffer[..n])?;
-            total += n as u64;
-            progress.show("export", 0, total);
-        }
-        progress.done();
-        out.flush()?;
-        out.get_ref().sync_all()?;
-        Ok(total)
-    })();
+    let copied = save_body(&mut response.body, &partial);
     let result = match copied {
         Ok(_) => wait_for(&server, &db, id),
         Err(e) => Err((FAILED, format!("the export was cut off: {e}"))),
@@ -157,7 +170,7 @@ pub fn export(args: &TransferArgs) -> Result<String, Failure> {
 /// Prints the operation's progress until `stop` is set.
 fn watch(server: ServerUrl, db: String, id: u64, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
-        let mut progress = ProgressLine::new();
+        let mut progress = ProgressLine::start();
         while !stop.load(Ordering::Relaxed) {
             if let Ok(state) = json_of(&server, &format!("/databases/{db}/operations/state?id={id}")) {
                 if let Some(processed) = state["Progress"]["Processed"].as_u64() {

@@ -16,7 +16,8 @@ pub struct ProgressLine {
 }
 
 impl ProgressLine {
-    pub fn new() -> ProgressLine {
+    /// Starts the clock of the rate shown.
+    pub fn start() -> ProgressLine {
         ProgressLine { terminal: std::io::stderr().is_terminal(), started: Instant::now(), last: None }
     }
 

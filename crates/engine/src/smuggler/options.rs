@@ -22,7 +22,12 @@ pub struct ExportOptions {
 
 impl Default for ExportOptions {
     fn default() -> Self {
-        ExportOptions { types: ItemTypes::default_types(), collections: Vec::new(), include_artificial: false, compression: Compression::Gzip }
+        ExportOptions {
+            types: ItemTypes::default_types(),
+            collections: Vec::new(),
+            include_artificial: false,
+            compression: Compression::Gzip,
+        }
     }
 }
 
@@ -52,7 +57,10 @@ fn types_of(json: &Value) -> Result<ItemTypes, EngineError> {
 }
 
 fn collections_of(json: &Value) -> Vec<String> {
-    json.get("Collections").and_then(Value::as_array).map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+    json.get("Collections")
+        .and_then(Value::as_array)
+        .map(|list| list.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
 }
 
 /// A transform script is refused: Corvid does not run one over a dump (yet).
@@ -136,9 +144,6 @@ mod tests {
         let export = ExportOptions::from_json(&json!({"CompressionAlgorithm": "Zstd"})).unwrap();
         assert_eq!(export.compression, Compression::Zstd);
         assert!(export.types.contains(ItemType::CompareExchange), "absent types mean the defaults");
-        assert!(matches!(
-            ImportOptions::from_json(&json!({"TransformScript": "this.x = 1"})),
-            Err(EngineError::NotSupported(_))
-        ));
+        assert!(matches!(ImportOptions::from_json(&json!({"TransformScript": "this.x = 1"})), Err(EngineError::NotSupported(_))));
     }
 }

@@ -35,21 +35,23 @@ pub(crate) fn result_json(result: &SmugglerResult) -> Value {
         }
         value
     };
-    let attachments = |c: &Counts| json!({"StartTime": null, "Processed": c.attachments > 0, "ReadCount": c.attachments,
-        "Skipped": false, "ErroredCount": 0, "SizeInBytes": 0});
+    let attachments = |c: &Counts| {
+        json!({"StartTime": null, "Processed": c.attachments > 0, "ReadCount": c.attachments,
+        "Skipped": false, "ErroredCount": 0, "SizeInBytes": 0})
+    };
     let mut out = Map::new();
     out.insert("$type".into(), json!("Raven.Client.Documents.Smuggler.SmugglerResult, Raven.Client"));
     out.insert("Messages".into(), json!(result.messages));
     out.insert("DatabaseRecord".into(), counts(&result.database_record));
     for (key, c) in [("Documents", &result.documents), ("RevisionDocuments", &result.revision_documents)] {
-        out.insert(
-            key.into(),
-            with(c, &[("SkippedCount", json!(c.skipped)), ("LastEtag", json!(0)), ("Attachments", attachments(c))]),
-        );
+        out.insert(key.into(), with(c, &[("SkippedCount", json!(c.skipped)), ("LastEtag", json!(0)), ("Attachments", attachments(c))]));
     }
-    for (key, c) in [("Tombstones", &result.tombstones), ("Conflicts", &result.conflicts), ("Identities", &result.identities),
-        ("CompareExchange", &result.compare_exchange)]
-    {
+    for (key, c) in [
+        ("Tombstones", &result.tombstones),
+        ("Conflicts", &result.conflicts),
+        ("Identities", &result.identities),
+        ("CompareExchange", &result.compare_exchange),
+    ] {
         out.insert(key.into(), with(c, &[("LastEtag", json!(0))]));
     }
     out.insert("Indexes".into(), counts(&result.indexes));

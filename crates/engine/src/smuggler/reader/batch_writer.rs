@@ -169,7 +169,14 @@ fn write_document(txn: &mut WriteTxn<'_>, doc: ImportedDocument) -> Result<(), E
         let (client_metadata, server_flags) = with_server_metadata(txn, &key, &document.client_metadata)?;
         let kept = current.as_ref().map(|c| c.flags).unwrap_or(0) & !(KEPT_BY_SERVER | flags::REVERTED);
         let revision_flag = if has_revisions { flags::HAS_REVISIONS } else { 0 };
-        txn.put_document(&stored_id, &document.collection, document.body, client_metadata, kept | server_flags | revision_flag, last_modified)?;
+        txn.put_document(
+            &stored_id,
+            &document.collection,
+            document.body,
+            client_metadata,
+            kept | server_flags | revision_flag,
+            last_modified,
+        )?;
     }
     for (name, content_type, blob) in attachments {
         let command = AttachmentCommand::Put { id: id.clone(), name, content_type, expected: ExpectedChangeVector::Any, blob };

@@ -14,11 +14,8 @@ const OBSOLETE_INDEXES: &[&str] = &["Raven/DocumentsByEntityName", "Raven/Confli
 /// Creates one index from its dump item; what cannot be created is counted and noted.
 pub(crate) fn import_index(db: &Database, item: &Value, result: &mut SmugglerResult) -> Result<(), EngineError> {
     let kind = item.get("Type").and_then(Value::as_str).unwrap_or("Map");
-    let definition = item
-        .get("IndexDefinition")
-        .or_else(|| item.get("Definition"))
-        .or_else(|| item.get("definition"))
-        .filter(|d| d.is_object());
+    let definition =
+        item.get("IndexDefinition").or_else(|| item.get("Definition")).or_else(|| item.get("definition")).filter(|d| d.is_object());
     let Some(definition) = definition else {
         result.indexes.errored += 1;
         result.note("An index item without a definition was skipped");

@@ -127,20 +127,21 @@ mod tests {
         }
     }
 
+    fn read_all(reader: &mut DumpReader<BufReader<&[u8]>>) -> Result<(), EngineError> {
+        let mut item = Vec::new();
+        while let Some((_, value)) = reader.next_section()? {
+            if matches!(value, SectionValue::Array) {
+                while reader.next_item(&mut item)? {}
+            }
+        }
+        Ok(())
+    }
+
     #[test]
     fn truncated_and_garbage_dumps_are_errors() {
         for bad in [&b""[..], b"garbage", br#"{"Docs":[{"a":1}"#, br#"{"Docs":[{"a":1}],"#, br#"{"Docs""#] {
             let mut reader = DumpReader::new(BufReader::new(bad));
-            let mut item = Vec::new();
-            let outcome = (|| -> Result<(), EngineError> {
-                while let Some((_, value)) = reader.next_section()? {
-                    if matches!(value, SectionValue::Array) {
-                        while reader.next_item(&mut item)? {}
-                    }
-                }
-                Ok(())
-            })();
-            assert!(outcome.is_err(), "{:?} should fail", String::from_utf8_lossy(bad));
+            assert!(read_all(&mut reader).is_err(), "{:?} should fail", String::from_utf8_lossy(bad));
         }
     }
 }

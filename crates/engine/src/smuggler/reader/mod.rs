@@ -46,7 +46,12 @@ struct ImportRun<'a, 'p, R: BufRead> {
 }
 
 /// Reads the dump in `input` (gzip, zstd or plain JSON) into the database.
-pub fn import(db: &Database, options: &ImportOptions, input: impl Read + Send, progress: Progress<'_>) -> Result<SmugglerResult, EngineError> {
+pub fn import(
+    db: &Database,
+    options: &ImportOptions,
+    input: impl Read + Send,
+    progress: Progress<'_>,
+) -> Result<SmugglerResult, EngineError> {
     let stream = open_dump(input).map_err(|e| EngineError::bad_request(format!("The dump cannot be read: {e}")))?;
     let mut run = ImportRun {
         db,
@@ -83,10 +88,9 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             format!("at byte {} of the dump, section '{}', item #{}", self.reader.offset(), self.section, self.item_index)
         };
         match e {
-            EngineError::BadRequest(message) => EngineError::bad_request(format!(
-                "The import stopped {place}: {message}. Imported before it: {}",
-                self.result.summary()
-            )),
+            EngineError::BadRequest(message) => {
+                EngineError::bad_request(format!("The import stopped {place}: {message}. Imported before it: {}", self.result.summary()))
+            }
             other => other,
         }
     }
@@ -141,7 +145,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
     fn scalar(&mut self, section: Section, name: &str, text: &[u8]) -> Result<(), EngineError> {
         if section == Section::BuildVersion {
             let build: u64 = std::str::from_utf8(text).ok().and_then(|t| t.trim_matches('"').parse().ok()).unwrap_or(0);
-            if build != 0 && build < 40 || (100..40_000).contains(&build) {
+            if (build != 0 && build < 40) || (100..40_000).contains(&build) {
                 self.result.note(format!("BuildVersion {build} is a RavenDB 3.x dump; it is read with the 4.x rules"));
             }
         } else {
@@ -200,7 +204,10 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             }),
             Section::CompareExchange if self.wants(ItemType::CompareExchange) => self.each_json(item, |run, value| {
                 run.result.compare_exchange.processed = true;
-                let key = value.get("Key").and_then(Value::as_str).ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
+                let key = value
+                    .get("Key")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
                 let stored = match value.get("Value") {
                     Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
                     Some(other) => Some(other.clone()),
@@ -245,7 +252,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
     ) -> Result<(), EngineError> {
         while self.reader.next_item(item)? {
             self.item_index += 1;
-            let value: Value = serde_json::from_slice(item).map_err(|e| EngineError::bad_request(format!("the item is not valid JSON: {e}")))?;
+            let value: Value =
+                serde_json::from_slice(item).map_err(|e| EngineError::bad_request(format!("the item is not valid JSON: {e}")))?;
             on_item(self, value)?;
             self.advance()?;
         }
@@ -257,7 +265,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         let mut skipped = 0u64;
         while self.reader.next_item(item)? {
             self.item_index += 1;
-            let value: Value = serde_json::from_slice(item).map_err(|e| EngineError::bad_request(format!("the item is not valid JSON: {e}")))?;
+            let value: Value =
+                serde_json::from_slice(item).map_err(|e| EngineError::bad_request(format!("the item is not valid JSON: {e}")))?;
             let attachment = value.pointer("/@metadata/@export-type").is_some();
             let blob = if attachment { value.get("Size") } else { value.get(BLOB_SIZE) };
             if let Some(size) = blob {

@@ -69,7 +69,10 @@ pub(super) fn indexes<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), En
             }
             None => {
                 run.result.indexes.skipped += 1;
-                run.result.note(format!("Index '{}' ({}) was not exported: Corvid exports this index type's definition not yet", info.name, info.index_type));
+                run.result.note(format!(
+                    "Index '{}' ({}) was not exported: Corvid exports this index type's definition not yet",
+                    info.name, info.index_type
+                ));
             }
         }
     }

@@ -79,7 +79,8 @@ fn write_attachments<W: Write>(
         let mut file = match File::open(&path) {
             Ok(file) => file,
             Err(e) => {
-                run.result.note(format!("Attachment '{}' of '{}' was not exported: its content cannot be read ({e})", attachment.name, doc.id));
+                run.result
+                    .note(format!("Attachment '{}' of '{}' was not exported: its content cannot be read ({e})", attachment.name, doc.id));
                 continue;
             }
         };
