@@ -13,7 +13,7 @@ pub enum OperationResult {
     /// A revert of documents to a point in time.
     Revert(RevertSummary),
     /// An export or import (`smuggler`).
-    Smuggler(crate::smuggler::SmugglerResult),
+    Smuggler(Box<crate::smuggler::SmugglerResult>),
 }
 
 /// What a patch or delete by query changed.

@@ -17,7 +17,7 @@ fn open(dir: &std::path::Path) -> Database {
 
 fn put(id: &str, n: i64) -> BatchCommand {
     let document =
-        IncomingDocument::from_value(json!({"N": n, "Pi": 3.140, "@metadata": {"@collection": "Things", "Client-Key": "k"}})).unwrap();
+        IncomingDocument::from_value(json!({"N": n, "Price": 2.50, "@metadata": {"@collection": "Things", "Client-Key": "k"}})).unwrap();
     BatchCommand::Put { id: id.into(), expected: ExpectedChangeVector::Any, document }
 }
 

@@ -154,7 +154,7 @@ pub async fn export(
         match smuggler::export(&database, &options, writer, &mut progress) {
             Ok((result, _)) => {
                 tracing::info!(database = %name, summary = %result.summary(), bytes = result.bytes, "export done");
-                operation.complete(OperationResult::Smuggler(result));
+                operation.complete(OperationResult::Smuggler(Box::new(result)));
             }
             Err(e) => {
                 let message = e.to_string();
@@ -232,7 +232,7 @@ pub async fn import(
         Ok(result) => {
             tracing::info!(database = %db, summary = %result.summary(), bytes = result.bytes, "import done");
             let json = result_json(&result);
-            operation.complete(OperationResult::Smuggler(result));
+            operation.complete(OperationResult::Smuggler(Box::new(result)));
             Ok(json_value(StatusCode::OK, &json))
         }
         Err(e) => {

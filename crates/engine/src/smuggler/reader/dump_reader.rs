@@ -115,7 +115,12 @@ mod tests {
             let mut item = Vec::new();
             assert!(reader.next_item(&mut item).unwrap());
             let mut raw = Vec::new();
-            reader.read_raw(2, |c| Ok(raw.extend_from_slice(c))).unwrap();
+            reader
+                .read_raw(2, |c| {
+                    raw.extend_from_slice(c);
+                    Ok(())
+                })
+                .unwrap();
             assert_eq!(raw, b"xy");
             assert!(reader.next_item(&mut item).unwrap());
             assert_eq!(item, br#"{"b":"}"}"#);
