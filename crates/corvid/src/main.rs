@@ -1,10 +1,12 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
-//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage.
+//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage;
+//! `corvid export`/`corvid import` move a database to or from a dump file.
 
 mod check;
 mod data_dir_lock;
 mod ravendb_settings;
 mod settings;
+mod transfer;
 
 /// mimalloc instead of glibc's malloc: writers, parsers and indexers hand buffers between threads, and
 /// glibc serialises those cross-thread frees on arena locks (decision 0009).
@@ -17,8 +19,11 @@ use tokio::sync::Notify;
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("check") {
-        return check::run(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("check") => return check::run(&args[1..]),
+        Some("export") => return transfer::run(transfer::Direction::Export, &args[1..]),
+        Some("import") => return transfer::run(transfer::Direction::Import, &args[1..]),
+        _ => {}
     }
     let parsed = match settings::Settings::from_args(&args) {
         Ok(settings::Command::Serve(s)) => s,

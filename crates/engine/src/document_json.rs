@@ -63,6 +63,13 @@ pub fn flags_text(bits: u32) -> String {
     flags_string(bits).unwrap_or_else(|| "None".to_owned())
 }
 
+/// The flags named in an `@flags` text (`"HasRevisions, Revision"`); unknown names are ignored.
+pub(crate) fn flags_from_text(text: &str) -> u32 {
+    text.split(',')
+        .filter_map(|name| FLAG_NAMES.iter().find(|(_, n)| n.eq_ignore_ascii_case(name.trim())))
+        .fold(0, |bits, (bit, _)| bits | bit)
+}
+
 fn flags_string(bits: u32) -> Option<String> {
     let names: Vec<&str> = FLAG_NAMES.iter().filter(|(bit, _)| bits & bit != 0).map(|(_, n)| *n).collect();
     (!names.is_empty()).then(|| names.join(", "))

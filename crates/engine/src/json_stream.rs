@@ -15,15 +15,27 @@ pub struct JsonArrayReader<R> {
     finished: bool,
     /// Bytes consumed so far, for error positions.
     offset: u64,
+    /// What the stream is, in error messages.
+    label: &'static str,
 }
 
-fn malformed(offset: u64, what: &str) -> EngineError {
-    EngineError::bad_request(format!("Malformed bulk insert stream at byte {offset}: {what}"))
+fn malformed(label: &str, offset: u64, what: &str) -> EngineError {
+    EngineError::bad_request(format!("Malformed {label} at byte {offset}: {what}"))
+}
+
+/// Bytes that end a scalar JSON value (a number, `true`, `false`, `null`).
+fn ends_scalar(byte: u8) -> bool {
+    matches!(byte, b',' | b'}' | b']') || byte.is_ascii_whitespace()
 }
 
 impl<R: BufRead> JsonArrayReader<R> {
     pub fn new(input: R) -> Self {
-        JsonArrayReader { input, started: false, finished: false, offset: 0 }
+        JsonArrayReader::labelled(input, "bulk insert stream")
+    }
+
+    /// A reader whose errors call the stream `label` (`dump`, ...).
+    pub fn labelled(input: R, label: &'static str) -> Self {
+        JsonArrayReader { input, started: false, finished: false, offset: 0, label }
     }
 
     pub fn offset(&self) -> u64 {
@@ -31,11 +43,11 @@ impl<R: BufRead> JsonArrayReader<R> {
     }
 
     fn io(&self, e: std::io::Error) -> EngineError {
-        EngineError::bad_request(format!("Reading the bulk insert stream failed at byte {}: {e}", self.offset))
+        EngineError::bad_request(format!("Reading the {} failed at byte {}: {e}", self.label, self.offset))
     }
 
     /// The next byte that is not whitespace, consumed; None at the end of the input.
-    fn next_token(&mut self) -> Result<Option<u8>, EngineError> {
+    pub(crate) fn next_token(&mut self) -> Result<Option<u8>, EngineError> {
         loop {
             let buffer = match self.input.fill_buf() {
                 Ok(b) => b,
@@ -68,8 +80,8 @@ impl<R: BufRead> JsonArrayReader<R> {
         if !self.started {
             match token {
                 Some(b'[') => self.started = true,
-                None => return Err(malformed(self.offset, "the body is empty; expected a JSON array")),
-                Some(_) => return Err(malformed(self.offset, "expected '[' to open the array of commands")),
+                None => return Err(malformed(self.label, self.offset, "the body is empty; expected a JSON array")),
+                Some(_) => return Err(malformed(self.label, self.offset, "expected '[' to open the array of commands")),
             }
             token = self.next_token()?;
         } else if token == Some(b',') {
@@ -77,7 +89,7 @@ impl<R: BufRead> JsonArrayReader<R> {
         } else if token != Some(b']') && token != Some(b'{') {
             // A command right after another without a comma is read as RavenDB reads it: the Python client
             // 5.2 writes two time-series commands in a row so.
-            return Err(malformed(self.offset, "expected ',' or ']' after a command"));
+            return Err(malformed(self.label, self.offset, "expected ',' or ']' after a command"));
         }
         match token {
             // The array's end is the end of the input: nothing after it is read. The Node client never ends
@@ -91,8 +103,8 @@ impl<R: BufRead> JsonArrayReader<R> {
                 self.read_object_rest(element)?;
                 Ok(true)
             }
-            None => Err(malformed(self.offset, "the stream ended inside the array (was the insert aborted?)")),
-            Some(_) => Err(malformed(self.offset, "every command must be a JSON object")),
+            None => Err(malformed(self.label, self.offset, "the stream ended inside the array (was the insert aborted?)")),
+            Some(_) => Err(malformed(self.label, self.offset, "every command must be a JSON object")),
         }
     }
 
@@ -106,7 +118,7 @@ impl<R: BufRead> JsonArrayReader<R> {
                 Err(e) => return Err(self.io(e)),
             };
             if buffer.is_empty() {
-                return Err(malformed(self.offset, &format!("the stream ended {len} bytes before the end of an attachment")));
+                return Err(malformed(self.label, self.offset, &format!("the stream ended {len} bytes before the end of an attachment")));
             }
             let take = buffer.len().min(usize::try_from(len).unwrap_or(usize::MAX));
             sink(&buffer[..take])?;
@@ -117,8 +129,78 @@ impl<R: BufRead> JsonArrayReader<R> {
         Ok(())
     }
 
-    /// Copies bytes up to and including the `}` that closes an object whose `{` was already read.
-    fn read_object_rest(&mut self, element: &mut Vec<u8>) -> Result<(), EngineError> {
+    /// Continues inside an array whose `[` the caller already read (a dump's sections are arrays inside an
+    /// object the caller walks).
+    pub(crate) fn begin_array(&mut self) {
+        self.started = true;
+        self.finished = false;
+    }
+
+    /// Copies a string whose opening quote was already read, up to and including its closing quote.
+    pub(crate) fn read_string_rest(&mut self, out: &mut Vec<u8>) -> Result<(), EngineError> {
+        let mut escaped = false;
+        loop {
+            let buffer = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if buffer.is_empty() {
+                return Err(malformed(self.label, self.offset, "the stream ended inside a string"));
+            }
+            let mut end = None;
+            for (i, &byte) in buffer.iter().enumerate() {
+                if escaped {
+                    escaped = false;
+                } else if byte == b'\\' {
+                    escaped = true;
+                } else if byte == b'"' {
+                    end = Some(i + 1);
+                    break;
+                }
+            }
+            let take = end.unwrap_or(buffer.len());
+            out.extend_from_slice(&buffer[..take]);
+            self.input.consume(take);
+            self.offset += take as u64;
+            if out.len() > MAX_ELEMENT_BYTES {
+                return Err(malformed(self.label, self.offset, &format!("a string is longer than {MAX_ELEMENT_BYTES} bytes")));
+            }
+            if end.is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Copies the rest of a scalar (number, `true`, `false`, `null`) whose first byte was already read; the
+    /// byte after it stays unread.
+    pub(crate) fn read_scalar_rest(&mut self, out: &mut Vec<u8>) -> Result<(), EngineError> {
+        loop {
+            let buffer = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.io(e)),
+            };
+            if buffer.is_empty() {
+                return Ok(());
+            }
+            let take = buffer.iter().position(|b| ends_scalar(*b));
+            let n = take.unwrap_or(buffer.len());
+            out.extend_from_slice(&buffer[..n]);
+            self.input.consume(n);
+            self.offset += n as u64;
+            if out.len() > 64 {
+                return Err(malformed(self.label, self.offset, "a number or literal is too long"));
+            }
+            if take.is_some() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Copies bytes up to and including the `}` (or `]`) that closes an object (or array) whose opening
+    /// bracket was already read.
+    pub(crate) fn read_object_rest(&mut self, element: &mut Vec<u8>) -> Result<(), EngineError> {
         let mut depth = 1usize;
         let mut in_string = false;
         let mut escaped = false;
@@ -129,7 +211,7 @@ impl<R: BufRead> JsonArrayReader<R> {
                 Err(e) => return Err(self.io(e)),
             };
             if buffer.is_empty() {
-                return Err(malformed(self.offset, "the stream ended inside a command"));
+                return Err(malformed(self.label, self.offset, "the stream ended inside a command"));
             }
             let mut end = None;
             let mut i = 0;
@@ -174,7 +256,7 @@ impl<R: BufRead> JsonArrayReader<R> {
             self.input.consume(take);
             self.offset += take as u64;
             if element.len() > MAX_ELEMENT_BYTES {
-                return Err(malformed(self.offset, &format!("a command is larger than {MAX_ELEMENT_BYTES} bytes")));
+                return Err(malformed(self.label, self.offset, &format!("a command is larger than {MAX_ELEMENT_BYTES} bytes")));
             }
             if end.is_some() {
                 return Ok(());

@@ -33,6 +33,7 @@ mod patch_status;
 mod query;
 mod reads;
 mod revisions;
+pub mod smuggler;
 mod stats;
 mod storage_check;
 pub mod subscriptions;

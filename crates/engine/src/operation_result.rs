@@ -12,6 +12,8 @@ pub enum OperationResult {
     BulkInsert(BulkInsertSummary),
     /// A revert of documents to a point in time.
     Revert(RevertSummary),
+    /// An export or import (`smuggler`).
+    Smuggler(Box<crate::smuggler::SmugglerResult>),
 }
 
 /// What a patch or delete by query changed.

@@ -396,6 +396,17 @@ impl ReadTxn<'_> {
         Ok(out)
     }
 
+    /// Every revision, by document and then oldest first (an export walks them so); `visit` returns false to
+    /// stop.
+    pub fn all_revisions(&self, mut visit: impl FnMut(DocumentRecord) -> bool) -> Result<(), StorageError> {
+        for entry in self.tables.revisions.iter(&self.txn)? {
+            if !visit(decode(entry?.1)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// The engine's revisions configuration, as it stored it.
     pub fn revisions_config(&self) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tables.meta.get(&self.txn, meta_keys::REVISIONS_CONFIG)?.map(<[u8]>::to_vec))

@@ -23,6 +23,7 @@ mod patch;
 mod queries;
 mod revisions;
 mod server;
+mod smuggler;
 mod stats;
 mod streams;
 mod studio;
@@ -63,6 +64,8 @@ pub fn router(state: AppState) -> Router {
         .route("/bulk_docs", post(bulk_docs::bulk_docs))
         .route("/json-patch", axum::routing::patch(patch::json_patch))
         .route("/bulk_insert", post(bulk_insert::bulk_insert))
+        .route("/smuggler/export", post(smuggler::export))
+        .route("/smuggler/import", post(smuggler::import))
         .route("/multi_get", post(multi_get::multi_get))
         .route("/streams/queries", post(streams::stream_query_post).get(streams::stream_query_get))
         .route("/streams/docs", get(streams::stream_docs))

@@ -10,8 +10,7 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/revisions/orphaned", "adopting orphaned revisions"),
     ("/admin/revisions/bin-cleaner", "the revisions bin cleaner"),
     ("/admin/timeseries/policy", "time series rollup and retention policies"),
-    ("/smuggler", "export and import (smuggler)"),
-    ("/admin/smuggler", "export and import (smuggler)"),
+    ("/admin/smuggler", "server-side import from a file, folder or URL (smuggler)"),
     ("/admin/backup", "backups"),
     ("/admin/periodic-backup", "backups"),
     ("/attachments/bulk", "retrieving attachments in bulk"),
@@ -89,8 +88,11 @@ mod tests {
     #[test]
     fn features_are_found_by_whole_segments() {
         assert_eq!(feature_of("/databases/db1/admin/timeseries/policy"), Some("time series rollup and retention policies"));
-        assert_eq!(feature_of("/databases/db1/smuggler/export"), Some("export and import (smuggler)"));
-        assert_eq!(feature_of("/databases/db1/smugglerX"), None);
+        assert_eq!(
+            feature_of("/databases/db1/admin/smuggler/import-dir"),
+            Some("server-side import from a file, folder or URL (smuggler)")
+        );
+        assert_eq!(feature_of("/databases/db1/admin/smugglerX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
         assert_eq!(feature_of("/admin/certificates/edit"), Some("certificates and authentication"));
         assert_eq!(feature_of("/databases/db1/admin/certificates"), None);

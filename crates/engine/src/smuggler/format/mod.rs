@@ -1,0 +1,6 @@
+//! The `.ravendbdump` format: the compression around it, the section names and the shapes of items that
+//! are more than a stored document (counter groups, attachment headers).
+
+pub mod compression;
+pub(crate) mod counter_group;
+pub(crate) mod sections;

@@ -1,0 +1,184 @@
+//! Items of the `Docs` and `RevisionDocuments` sections: attachment headers (their content follows them
+//! raw and is staged in the attachment store) and documents (their `@metadata` lifted into what storage
+//! keeps, their attachments taken from the staged contents).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use corvid_storage::{flags, NewRevision, StagedBlob};
+use corvid_types::{metadata as meta, now_nanos, parse_date_ms};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::batch_writer::{ImportItem, ImportedDocument};
+use super::dump_reader::DumpReader;
+use crate::document_json::flags_from_text;
+use crate::smuggler::format::sections::{ATTACHMENT_EXPORT_TYPE, EXPORT_TYPE};
+use crate::{Database, EngineError, IncomingDocument};
+
+/// Only the `@metadata` of an item is parsed here; the body stays raw.
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "@metadata", borrow, default)]
+    metadata: Option<&'a RawValue>,
+}
+
+/// What an item of a documents section is.
+pub(crate) enum DocumentsItem {
+    /// An attachment header; its content follows in the stream.
+    Attachment { hash: String, size: u64 },
+    /// A document or revision.
+    Document { metadata: serde_json::Map<String, Value> },
+}
+
+pub(crate) fn classify(item: &[u8]) -> Result<DocumentsItem, String> {
+    let head: Head<'_> = serde_json::from_slice(item).map_err(|e| format!("not a JSON object: {e}"))?;
+    let metadata: serde_json::Map<String, Value> = match head.metadata {
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| format!("@metadata is not an object: {e}"))?,
+        None => serde_json::Map::new(),
+    };
+    if let Some(kind) = metadata.get(EXPORT_TYPE).and_then(Value::as_str) {
+        if kind != ATTACHMENT_EXPORT_TYPE {
+            return Err(format!("unknown @export-type '{kind}'"));
+        }
+        let whole: Value = serde_json::from_slice(item).map_err(|e| e.to_string())?;
+        let hash = whole.get("Hash").and_then(Value::as_str).ok_or("an attachment header needs a 'Hash'")?;
+        let size = whole.get("Size").and_then(Value::as_u64).ok_or("an attachment header needs a 'Size'")?;
+        return Ok(DocumentsItem::Attachment { hash: hash.to_owned(), size });
+    }
+    Ok(DocumentsItem::Document { metadata })
+}
+
+/// `@last-modified` to unix nanoseconds, keeping RavenDB's 100 ns digits (`parse_date_ms` stops at ms).
+pub(crate) fn parse_last_modified(text: &str) -> Option<i64> {
+    let ms = parse_date_ms(text)?;
+    let fraction = text.get(20..).filter(|_| text.as_bytes().get(19) == Some(&b'.')).unwrap_or("");
+    let digits: Vec<u8> = fraction.bytes().take_while(u8::is_ascii_digit).collect();
+    let mut ticks = 0i64;
+    for i in 3..7 {
+        ticks = ticks * 10 + digits.get(i).map_or(0, |d| i64::from(d - b'0'));
+    }
+    Some(ms * 1_000_000 + ticks * 100)
+}
+
+/// Streams an attachment's content into the attachment store (or past it when `keep` is false).
+pub(crate) fn stage_attachment<R: BufRead>(
+    db: &Database,
+    reader: &mut DumpReader<R>,
+    size: u64,
+    keep: bool,
+) -> Result<Option<StagedBlob>, EngineError> {
+    if !keep {
+        reader.read_raw(size, |_| Ok(()))?;
+        return Ok(None);
+    }
+    let mut writer = db.store.blobs().writer()?;
+    reader.read_raw(size, |chunk| Ok(writer.write(chunk)?))?;
+    Ok(Some(writer.finish()?))
+}
+
+/// The parts of a document item every section needs.
+pub(crate) struct ParsedDocument {
+    pub id: String,
+    pub document: IncomingDocument,
+    pub flags: u32,
+    pub change_vector: Option<String>,
+    pub last_modified: i64,
+    /// `@attachments`: (name, hash, content type).
+    pub attachments: Vec<(String, String, String)>,
+}
+
+pub(crate) fn parse_document(item: &[u8], metadata: &serde_json::Map<String, Value>) -> Result<ParsedDocument, String> {
+    let id = metadata.get(meta::ID).and_then(Value::as_str).filter(|id| !id.is_empty()).ok_or("a document needs '@metadata.@id'")?;
+    let raw: &RawValue = serde_json::from_slice(item).map_err(|e| e.to_string())?;
+    let document = IncomingDocument::from_raw(raw).map_err(|e| e.to_string())?;
+    let flags = metadata.get(meta::FLAGS).and_then(Value::as_str).map(flags_from_text).unwrap_or(0);
+    let last_modified = metadata.get(meta::LAST_MODIFIED).and_then(Value::as_str).and_then(parse_last_modified).unwrap_or_else(now_nanos);
+    let attachments = metadata
+        .get("@attachments")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|a| {
+                    let name = a.get("Name")?.as_str()?;
+                    let hash = a.get("Hash")?.as_str()?;
+                    let content_type = a.get("ContentType").and_then(Value::as_str).unwrap_or("");
+                    Some((name.to_owned(), hash.to_owned(), content_type.to_owned()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(ParsedDocument {
+        id: id.to_owned(),
+        document,
+        flags,
+        change_vector: metadata.get(meta::CHANGE_VECTOR).and_then(Value::as_str).map(str::to_owned),
+        last_modified,
+        attachments,
+    })
+}
+
+/// The write of a current document; attachments whose content the dump did not carry are reported.
+pub(crate) fn document_item(
+    parsed: ParsedDocument,
+    staged: &HashMap<String, StagedBlob>,
+    may_create_revision: bool,
+    missing: &mut Vec<String>,
+) -> ImportItem {
+    let mut attachments = Vec::with_capacity(parsed.attachments.len());
+    for (name, hash, content_type) in parsed.attachments {
+        match staged.get(&hash) {
+            Some(blob) => attachments.push((name, content_type, blob.clone())),
+            None => missing.push(format!("Attachment '{name}' of '{}' was skipped: the dump has no content with hash {hash}", parsed.id)),
+        }
+    }
+    ImportItem::Document(Box::new(ImportedDocument {
+        id: parsed.id,
+        document: parsed.document,
+        last_modified: parsed.last_modified,
+        has_revisions: parsed.flags & flags::HAS_REVISIONS != 0,
+        may_create_revision,
+        attachments,
+    }))
+}
+
+/// The write of a revision (a revision without a change vector gets one made from the import's time, so
+/// it is still unique).
+pub(crate) fn revision_item(parsed: ParsedDocument) -> ImportItem {
+    let change_vector = parsed.change_vector.unwrap_or_else(|| format!("RV:{}-imported", now_nanos()));
+    let revision_flags = parsed.flags | flags::REVISION | flags::HAS_REVISIONS;
+    ImportItem::Revision(NewRevision {
+        id: parsed.id,
+        collection: parsed.document.collection,
+        change_vector,
+        last_modified: parsed.last_modified,
+        flags: revision_flags,
+        body: parsed.document.body,
+        client_metadata: parsed.document.client_metadata,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_modified_keeps_ravendb_ticks() {
+        assert_eq!(parse_last_modified("2023-11-14T22:13:20.1234567Z"), Some(1_700_000_000_123_456_700));
+        assert_eq!(parse_last_modified("2023-11-14T22:13:20Z"), Some(1_700_000_000_000_000_000));
+        assert_eq!(parse_last_modified("garbage"), None);
+    }
+
+    #[test]
+    fn classifies_attachment_headers_and_documents() {
+        let header = br#"{"@metadata":{"@export-type":"Attachment"},"Hash":"abc","Size":3,"Tag":"x"}"#;
+        assert!(matches!(classify(header).unwrap(), DocumentsItem::Attachment { size: 3, .. }));
+        let doc = br#"{"Name":"a","@metadata":{"@id":"users/1","@collection":"Users","@flags":"HasRevisions"}}"#;
+        let DocumentsItem::Document { metadata } = classify(doc).unwrap() else { panic!("a document") };
+        let parsed = parse_document(doc, &metadata).unwrap();
+        assert_eq!((parsed.id.as_str(), parsed.document.collection.as_str()), ("users/1", "Users"));
+        assert_eq!(parsed.flags, flags::HAS_REVISIONS);
+        assert!(parse_document(br#"{"a":1}"#, &serde_json::Map::new()).is_err());
+    }
+}
