@@ -12,6 +12,7 @@ mod error;
 mod error_snapshots;
 mod landlord;
 mod middleware;
+mod monitoring;
 mod query;
 mod query_gate;
 mod request_headers;
