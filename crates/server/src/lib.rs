@@ -10,6 +10,7 @@ mod connections;
 mod error;
 #[cfg(test)]
 mod error_snapshots;
+mod idle_unloader;
 mod landlord;
 mod middleware;
 mod monitoring;
@@ -41,6 +42,7 @@ use crate::connections::Connections;
 pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
     corvid_types::json::set_max_depth(config.max_json_depth);
     let landlord = Arc::new(Landlord::open(&config)?);
+    idle_unloader::start(landlord.clone(), config.max_idle_time)?;
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
     let public_url = config.public_url(local);

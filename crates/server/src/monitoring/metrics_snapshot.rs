@@ -49,6 +49,8 @@ pub struct ServerReading {
     pub cpu_machine_io_wait_percent: f64,
     pub databases_total: u64,
     pub databases_loaded: u64,
+    /// Databases closed for being idle since the server started.
+    pub idle_unloads: u64,
     pub public_url: String,
     pub tcp_url: String,
 }
@@ -143,6 +145,7 @@ async fn read_server(state: &AppState, known: &[(String, bool)]) -> Result<Serve
         process,
         databases_total: known.len() as u64,
         databases_loaded: known.iter().filter(|(_, open)| *open).count() as u64,
+        idle_unloads: state.landlord.idle.unloads.load(Ordering::Relaxed),
         public_url: state.public_url.clone(),
         tcp_url: state.tcp_url.clone(),
     })

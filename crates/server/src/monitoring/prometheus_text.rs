@@ -145,6 +145,7 @@ fn server_families(out: &mut Exposition, reading: &Reading) {
     out.gauge("ravendb_network_requests_per_second", "Number of requests per second since the previous scrape", one(s.requests_per_second));
     out.gauge("ravendb_databases_total_count", "Number of all databases", one(s.databases_total as f64));
     out.gauge("ravendb_databases_loaded_count", "Number of loaded databases", one(s.databases_loaded as f64));
+    out.counter("corvid_databases_idle_unloads", "Databases closed after Databases.MaxIdleTimeInSec without requests", one(s.idle_unloads as f64));
     out.gauge("corvid_server_threads", "Threads of the server process", one(p.threads as f64));
     out.gauge("corvid_server_max_concurrent_requests", "Requests served at once before 503 (--max-concurrent-requests)", one(s.max_concurrent_requests as f64));
     out.counter("corvid_server_rejected_too_busy_requests", "Requests answered 503 because every request slot was taken", one(s.rejected_requests as f64));

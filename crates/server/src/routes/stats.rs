@@ -110,6 +110,12 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
             },
             "Subscriptions": {"ConnectedWorkers": subscription_workers},
+            "IdleUnloading": {
+                "MaxIdleTimeInSec": state.config.max_idle_time.as_secs(),
+                "Unloads": state.landlord.idle.unloads.load(Ordering::Relaxed),
+                "KeptOpenForRunningWork": state.landlord.idle.kept_busy.load(Ordering::Relaxed),
+                "UnloadingNow": state.landlord.idle.unloading.load(Ordering::Relaxed)
+            },
             "Databases": databases
         }),
     )
