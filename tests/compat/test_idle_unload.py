@@ -37,7 +37,10 @@ def test_idle_database_closes_and_reopens(tmp_path):
                 open_database_files(server.proc.pid, server.data_dir)
             )
             r = requests.get(f"{url}/databases", timeout=30).json()["Databases"]
-            assert [d["LoadState"] for d in r if d["Name"] == name] == ["Unloaded"]
+            [info] = [d for d in r if d["Name"] == name]
+            assert info["LoadState"] == "Unloaded" and info["CachedDatabaseInfo"] is True
+            assert info["DocumentsCount"] == 20 and info["IndexesCount"] == 1, info
+            assert open_database_files(server.proc.pid, server.data_dir) == []
             # The next request opens it again with everything written before, indexes included.
             with store.open_session() as session:
                 assert session.load("users/7", User).name == "u7"

@@ -157,6 +157,11 @@ def test_scrapes_never_open_unloaded_databases(tmp_path):
 
         listed = requests.get(f"{url}/databases", timeout=30).json()["Databases"]
         assert {d["Name"] for d in listed} >= set(names)
+        # Unloaded databases answer from the info record written when they closed at the stop.
+        by_name = {d["Name"]: d for d in listed}
+        assert by_name[names[0]]["DocumentsCount"] == 1 and by_name[names[0]]["CachedDatabaseInfo"] is True
+        assert by_name[names[0]]["TotalSize"]["SizeInBytes"] > 0
+        assert all(by_name[n]["DocumentsCount"] == 0 and by_name[n]["LoadState"] == "Unloaded" for n in names[1:])
         families = scrape(url)
         assert sample(families, "ravendb_databases_total_count") == 50
         assert sample(families, "ravendb_databases_loaded_count") == 0

@@ -12,6 +12,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::config::ServerConfig;
+use crate::database_info_cache;
 use crate::error::ApiError;
 
 #[derive(Clone)]
@@ -104,6 +105,19 @@ impl Landlord {
             closing: AtomicBool::new(false),
             idle: IdleUnloadStats::default(),
         })
+    }
+
+    /// Where the database's info record is kept (`database_info_cache`).
+    pub fn info_path(&self, name: &str) -> Option<PathBuf> {
+        self.entry(name).map(|entry| database_info_cache::path_of(&self.data_dir, &entry.directory))
+    }
+
+    /// Closes a database and saves its info record (read after the close: queued writes are in it).
+    fn close_and_record(&self, db: &Database) {
+        db.close();
+        if let Some(path) = self.info_path(db.name()) {
+            database_info_cache::save_from(db, &path);
+        }
     }
 
     pub fn entry(&self, name: &str) -> Option<CatalogEntry> {
@@ -284,7 +298,7 @@ impl Landlord {
         if disabled {
             let slot = self.slots.lock().remove(&database_key(name));
             if let Some(db) = slot.and_then(|slot| self.wait_for_load(&slot)) {
-                db.close();
+                self.close_and_record(&db);
             }
         }
         tracing::info!(database = %before.name, disabled, "database state changed");
@@ -333,6 +347,7 @@ impl Landlord {
         if hard_delete {
             remove_dir(&self.data_dir.join(&entry.directory));
         }
+        let _ = std::fs::remove_file(database_info_cache::path_of(&self.data_dir, &entry.directory));
         tracing::info!(database = %entry.name, hard_delete, "database deleted");
         Ok(true)
     }
@@ -384,7 +399,7 @@ impl Landlord {
         drop(slots);
         let started = Instant::now();
         let name = db.name().to_owned();
-        db.close();
+        self.close_and_record(&db);
         // The last handle: the store checkpoints its journal and every file closes here.
         drop(db);
         tracing::info!(database = %name, ms = started.elapsed().as_millis() as u64, "idle database closed");
@@ -417,8 +432,12 @@ impl Landlord {
         for db in &databases {
             let db = db.clone();
             let done = done_tx.clone();
+            let info_path = self.info_path(db.name());
             let _ = std::thread::Builder::new().name(format!("close:{}", db.name())).spawn(move || {
                 db.close();
+                if let Some(path) = info_path {
+                    database_info_cache::save_from(&db, &path);
+                }
                 let _ = done.send(db.name().to_owned());
             });
         }

@@ -7,6 +7,7 @@ mod changes_protocol;
 mod compression;
 mod config;
 mod connections;
+mod database_info_cache;
 mod error;
 #[cfg(test)]
 mod error_snapshots;

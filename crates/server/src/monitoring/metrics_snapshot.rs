@@ -91,10 +91,8 @@ pub async fn gather(state: &AppState, sections: Sections, names: &[String]) -> R
     let loaded = state.landlord.loaded();
     let known = known_databases(state, &loaded);
     let server = read_server(state, &known).await?;
-    let mut chosen: Vec<Arc<Database>> = loaded
-        .into_iter()
-        .filter(|db| names.is_empty() || names.iter().any(|n| n.eq_ignore_ascii_case(db.name())))
-        .collect();
+    let mut chosen: Vec<Arc<Database>> =
+        loaded.into_iter().filter(|db| names.is_empty() || names.iter().any(|n| n.eq_ignore_ascii_case(db.name()))).collect();
     chosen.sort_by_key(|db| db.name().to_lowercase());
     let mut databases = Vec::with_capacity(chosen.len());
     if sections.databases || sections.indexes || sections.collections {

@@ -145,13 +145,29 @@ fn server_families(out: &mut Exposition, reading: &Reading) {
     out.gauge("ravendb_network_requests_per_second", "Number of requests per second since the previous scrape", one(s.requests_per_second));
     out.gauge("ravendb_databases_total_count", "Number of all databases", one(s.databases_total as f64));
     out.gauge("ravendb_databases_loaded_count", "Number of loaded databases", one(s.databases_loaded as f64));
-    out.counter("corvid_databases_idle_unloads", "Databases closed after Databases.MaxIdleTimeInSec without requests", one(s.idle_unloads as f64));
+    out.counter(
+        "corvid_databases_idle_unloads",
+        "Databases closed after Databases.MaxIdleTimeInSec without requests",
+        one(s.idle_unloads as f64),
+    );
     out.gauge("corvid_server_threads", "Threads of the server process", one(p.threads as f64));
-    out.gauge("corvid_server_max_concurrent_requests", "Requests served at once before 503 (--max-concurrent-requests)", one(s.max_concurrent_requests as f64));
-    out.counter("corvid_server_rejected_too_busy_requests", "Requests answered 503 because every request slot was taken", one(s.rejected_requests as f64));
+    out.gauge(
+        "corvid_server_max_concurrent_requests",
+        "Requests served at once before 503 (--max-concurrent-requests)",
+        one(s.max_concurrent_requests as f64),
+    );
+    out.counter(
+        "corvid_server_rejected_too_busy_requests",
+        "Requests answered 503 because every request slot was taken",
+        one(s.rejected_requests as f64),
+    );
     out.gauge("corvid_queries_running", "Queries running now", one(s.queries_running as f64));
     out.gauge("corvid_queries_queued", "Queries waiting for a query slot now", one(s.queries_queued as f64));
-    out.counter("corvid_queries_rejected_too_busy", "Queries answered 503 after waiting for a slot too long", one(s.queries_rejected as f64));
+    out.counter(
+        "corvid_queries_rejected_too_busy",
+        "Queries answered 503 after waiting for a slot too long",
+        one(s.queries_rejected as f64),
+    );
     out.gauge("corvid_changes_connections", "Changes API websockets open now", one(s.changes_clients as f64));
 }
 
@@ -168,7 +184,9 @@ fn database_families(out: &mut Exposition, reading: &Reading) {
         ("ravendb_database_revisions_count", "Number of revision documents", |d| d.counts.revisions as f64),
         ("ravendb_database_attachments_count", "Number of attachments", |d| d.counts.attachments as f64),
         ("ravendb_database_unique_attachments_count", "Number of unique attachments", |d| d.counts.unique_attachments as f64),
-        ("ravendb_database_statistics_doc_puts_per_second", "Number of document puts per second since the previous scrape", |d| d.writes_per_second),
+        ("ravendb_database_statistics_doc_puts_per_second", "Number of document puts per second since the previous scrape", |d| {
+            d.writes_per_second
+        }),
         ("ravendb_database_statistics_map_index_indexes_per_second", "Number of indexed documents per second for map indexes", |d| {
             d.indexes.iter().filter(|i| !i.is_map_reduce()).map(|i| i.mapped_per_second).fold(0.0, add)
         }),
@@ -176,31 +194,51 @@ fn database_families(out: &mut Exposition, reading: &Reading) {
             d.indexes.iter().filter(|i| i.is_map_reduce()).map(|i| i.mapped_per_second).fold(0.0, add)
         }),
         ("ravendb_database_indexes_count", "Number of indexes", |d| d.indexes.len() as f64),
-        ("ravendb_database_indexes_stale_count", "Number of stale indexes", |d| d.indexes.iter().filter(|i| i.info.is_stale).count() as f64),
-        ("ravendb_database_indexes_errors_count", "Number of indexing errors", |d| d.indexes.iter().map(|i| i.info.errors_count as f64).fold(0.0, add)),
-        ("ravendb_database_indexes_static_count", "Number of static indexes", |d| d.indexes.iter().filter(|i| !i.info.index_type.starts_with("Auto")).count() as f64),
-        ("ravendb_database_indexes_auto_count", "Number of auto indexes", |d| d.indexes.iter().filter(|i| i.info.index_type.starts_with("Auto")).count() as f64),
+        ("ravendb_database_indexes_stale_count", "Number of stale indexes", |d| {
+            d.indexes.iter().filter(|i| i.info.is_stale).count() as f64
+        }),
+        ("ravendb_database_indexes_errors_count", "Number of indexing errors", |d| {
+            d.indexes.iter().map(|i| i.info.errors_count as f64).fold(0.0, add)
+        }),
+        ("ravendb_database_indexes_static_count", "Number of static indexes", |d| {
+            d.indexes.iter().filter(|i| !i.info.index_type.starts_with("Auto")).count() as f64
+        }),
+        ("ravendb_database_indexes_auto_count", "Number of auto indexes", |d| {
+            d.indexes.iter().filter(|i| i.info.index_type.starts_with("Auto")).count() as f64
+        }),
         ("ravendb_database_indexes_idle_count", "Number of idle indexes", |d| count_state(d, "Idle")),
         ("ravendb_database_indexes_disabled_count", "Number of disabled indexes", |d| count_state(d, "Disabled")),
         ("ravendb_database_indexes_errored_count", "Number of error indexes", |d| count_state(d, "Error")),
-        ("ravendb_database_storage_documents_allocated_data_file_bytes", "Documents storage allocated size", |d| d.counts.size_on_disk as f64),
+        ("ravendb_database_storage_documents_allocated_data_file_bytes", "Documents storage allocated size", |d| {
+            d.counts.size_on_disk as f64
+        }),
         ("ravendb_database_storage_indexes_allocated_data_file_bytes", "Index storage allocated size", |d| d.indexes_size_on_disk as f64),
-        ("ravendb_database_storage_total_allocated_storage_file_bytes", "Total storage size", |d| (d.counts.size_on_disk + d.indexes_size_on_disk) as f64),
+        ("ravendb_database_storage_total_allocated_storage_file_bytes", "Total storage size", |d| {
+            (d.counts.size_on_disk + d.indexes_size_on_disk) as f64
+        }),
         ("corvid_database_queued_writes", "Writes waiting for the transaction merger now", |d| d.merger.queued_commands as f64),
         ("corvid_database_commands_per_flush", "Commands acknowledged per journal flush, on average", |d| d.merger.commands_per_flush),
     ];
     for (name, help, value) in gauges {
         out.gauge(name, help, per_database(reading, value));
     }
-    out.gauge("corvid_database_flush_queue_depth", "Merged commits written to the journal and waiting for its flush", per_database(reading, |d| d.merger.flush_queue_depth as f64));
+    out.gauge(
+        "corvid_database_flush_queue_depth",
+        "Merged commits written to the journal and waiting for its flush",
+        per_database(reading, |d| d.merger.flush_queue_depth as f64),
+    );
     out.gauge("corvid_database_tombstones_count", "Tombstones of deleted documents", per_database(reading, |d| d.counts.tombstones as f64));
     let counters: [(&str, &str, fn(&DatabaseReading) -> f64); 6] = [
         ("corvid_database_merged_commands", "Write commands acknowledged since the database opened", |d| d.merger.merged_commands as f64),
-        ("corvid_database_failed_commands", "Write commands that failed alone since the database opened", |d| d.merger.failed_commands as f64),
+        ("corvid_database_failed_commands", "Write commands that failed alone since the database opened", |d| {
+            d.merger.failed_commands as f64
+        }),
         ("corvid_database_merger_commits", "Merged LMDB commits since the database opened", |d| d.merger.merger_commits as f64),
         ("corvid_database_journal_flushes", "Journal flushes (fdatasync) since the database opened", |d| d.merger.journal_flushes as f64),
         ("corvid_database_journal_bytes", "Journal bytes written since the database opened", |d| d.merger.journal_bytes as f64),
-        ("corvid_database_checkpoints", "Checkpoints (data file synced, journal recycled) since the database opened", |d| d.merger.checkpoints as f64),
+        ("corvid_database_checkpoints", "Checkpoints (data file synced, journal recycled) since the database opened", |d| {
+            d.merger.checkpoints as f64
+        }),
     ];
     for (name, help, value) in counters {
         out.counter(name, help, per_database(reading, value));
@@ -264,9 +302,21 @@ const TYPES: &[&str] = &["None", "AutoMap", "AutoMapReduce", "Map", "MapReduce",
 
 fn index_families(out: &mut Exposition, reading: &Reading) {
     out.gauge("ravendb_index_errors", "Number of index errors", per_index(reading, |i| i.info.errors_count as f64));
-    out.gauge("ravendb_index_is_invalid", "Indicates if index is invalid (errored)", per_index(reading, |i| (i.info.state == "Error") as u8 as f64));
-    out.gauge("ravendb_index_priority", "Index priority, Values: 0 = Low, 1 = Normal, 2 = High", per_index(reading, |i| ordinal(&i.info.priority, PRIORITIES)));
-    out.gauge("ravendb_index_state", "Index state, Values: 0 = Normal, 1 = Disabled, 2 = Idle, 3 = Error", per_index(reading, |i| ordinal(i.info.state, STATES)));
+    out.gauge(
+        "ravendb_index_is_invalid",
+        "Indicates if index is invalid (errored)",
+        per_index(reading, |i| (i.info.state == "Error") as u8 as f64),
+    );
+    out.gauge(
+        "ravendb_index_priority",
+        "Index priority, Values: 0 = Low, 1 = Normal, 2 = High",
+        per_index(reading, |i| ordinal(&i.info.priority, PRIORITIES)),
+    );
+    out.gauge(
+        "ravendb_index_state",
+        "Index state, Values: 0 = Normal, 1 = Disabled, 2 = Idle, 3 = Error",
+        per_index(reading, |i| ordinal(i.info.state, STATES)),
+    );
     out.gauge(
         "ravendb_index_lock_mode",
         "Index lock mode, Values: 0 = Unlock, 1 = LockedIgnore, 2 = LockedError",
@@ -293,17 +343,35 @@ fn index_families(out: &mut Exposition, reading: &Reading) {
         "Time since last query (NaN when never queried)",
         per_index(reading, |i| seconds_since(i.info.last_query_time).unwrap_or(f64::NAN)),
     );
-    out.gauge("ravendb_index_mapped_per_second", "Number of maps per second since the previous scrape", per_index(reading, |i| i.mapped_per_second));
-    out.gauge("corvid_index_is_stale", "Whether the index has not processed every document written before now (1) or not (0)", per_index(reading, |i| i.info.is_stale as u8 as f64));
-    out.gauge("corvid_index_lag_etags", "Etags between the last write to the index's collection and what the index has processed", per_index(reading, |i| i.lag() as f64));
-    out.counter("corvid_index_map_errors", "Documents whose map failed since the index opened", per_index(reading, |i| i.info.map_errors as f64));
+    out.gauge(
+        "ravendb_index_mapped_per_second",
+        "Number of maps per second since the previous scrape",
+        per_index(reading, |i| i.mapped_per_second),
+    );
+    out.gauge(
+        "corvid_index_is_stale",
+        "Whether the index has not processed every document written before now (1) or not (0)",
+        per_index(reading, |i| i.info.is_stale as u8 as f64),
+    );
+    out.gauge(
+        "corvid_index_lag_etags",
+        "Etags between the last write to the index's collection and what the index has processed",
+        per_index(reading, |i| i.lag() as f64),
+    );
+    out.counter(
+        "corvid_index_map_errors",
+        "Documents whose map failed since the index opened",
+        per_index(reading, |i| i.info.map_errors as f64),
+    );
 }
 
 fn collection_families(out: &mut Exposition, reading: &Reading) {
     let samples = reading
         .databases
         .iter()
-        .flat_map(|db| db.collections.iter().map(move |(c, n)| (vec![("database_name", db.name.as_str()), ("collection_name", c.as_str())], *n as f64)))
+        .flat_map(|db| {
+            db.collections.iter().map(move |(c, n)| (vec![("database_name", db.name.as_str()), ("collection_name", c.as_str())], *n as f64))
+        })
         .collect();
     out.gauge("ravendb_collection_documents_count", "Number of documents in collection", samples);
 }

@@ -27,7 +27,12 @@ pub async fn prometheus(State(state): State<AppState>, RawQuery(raw): RawQuery) 
     Ok((StatusCode::OK, [(header::CONTENT_TYPE, monitoring::PROMETHEUS_CONTENT_TYPE)], text).into_response())
 }
 
-async fn json_section(state: AppState, raw: Option<String>, sections: Sections, render: fn(&monitoring::Reading) -> Value) -> ApiResult<Response> {
+async fn json_section(
+    state: AppState,
+    raw: Option<String>,
+    sections: Sections,
+    render: fn(&monitoring::Reading) -> Value,
+) -> ApiResult<Response> {
     let names = QueryParams::parse(raw.as_deref())?.get_all("name");
     let reading = monitoring::gather(&state, sections, &names).await?;
     Ok(json_value(StatusCode::OK, &render(&reading)))

@@ -13,7 +13,7 @@ use crate::error::ApiResult;
 use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
-fn humane(bytes: u64) -> String {
+pub fn humane(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
     let mut value = bytes as f64;
     let mut unit = 0;
