@@ -176,10 +176,13 @@ fn per_database(reading: &Reading, value: impl Fn(&DatabaseReading) -> f64) -> V
     reading.databases.iter().map(|db| (vec![("database_name", db.name.as_str())], value(db))).collect()
 }
 
+/// A per-database family: name, help, and how to read its value.
+type DatabaseFamily = (&'static str, &'static str, fn(&DatabaseReading) -> f64);
+
 fn database_families(out: &mut Exposition, reading: &Reading) {
     let loaded = reading.known.iter().map(|(name, open)| (vec![("database_name", name.as_str())], if *open { 1.0 } else { 0.0 })).collect();
     out.gauge("corvid_database_loaded", "Whether the database is open (1) or unloaded (0); unloaded databases report nothing else", loaded);
-    let gauges: [(&str, &str, fn(&DatabaseReading) -> f64); 20] = [
+    let gauges: [DatabaseFamily; 20] = [
         ("ravendb_database_documents_count", "Number of documents", |d| d.counts.documents as f64),
         ("ravendb_database_revisions_count", "Number of revision documents", |d| d.counts.revisions as f64),
         ("ravendb_database_attachments_count", "Number of attachments", |d| d.counts.attachments as f64),
@@ -228,7 +231,7 @@ fn database_families(out: &mut Exposition, reading: &Reading) {
         per_database(reading, |d| d.merger.flush_queue_depth as f64),
     );
     out.gauge("corvid_database_tombstones_count", "Tombstones of deleted documents", per_database(reading, |d| d.counts.tombstones as f64));
-    let counters: [(&str, &str, fn(&DatabaseReading) -> f64); 6] = [
+    let counters: [DatabaseFamily; 6] = [
         ("corvid_database_merged_commands", "Write commands acknowledged since the database opened", |d| d.merger.merged_commands as f64),
         ("corvid_database_failed_commands", "Write commands that failed alone since the database opened", |d| {
             d.merger.failed_commands as f64
