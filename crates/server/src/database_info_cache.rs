@@ -1,5 +1,5 @@
-//! The last known counts and size of each database (RavenDB's `DatabaseInfoCache`): written durably beside
-//! the database's directory when it closes (idle, disabled, shutdown), read by `GET /databases` for a
+//! The last known counts and size of each database (RavenDB's `DatabaseInfoCache`): written durably in
+//! `<data dir>/database-info/` when it closes (idle, disabled, shutdown), read by `GET /databases` for a
 //! database that is not open, so listing databases never opens one.
 
 use std::io::Write;
@@ -36,14 +36,19 @@ impl DatabaseInfoRecord {
     }
 }
 
-/// The record's file: `<database directory>.info.json`, beside (not inside) the database's own files.
+/// The record's file: `database-info/<database directory name>.json`, apart from the databases' own
+/// directories (tools look for `databases/<name>-*`).
 pub fn path_of(data_dir: &Path, directory: &str) -> PathBuf {
-    data_dir.join(format!("{directory}.info.json"))
+    let file_name = Path::new(directory).file_name().map_or_else(|| directory.to_owned(), |n| n.to_string_lossy().into_owned());
+    data_dir.join("database-info").join(format!("{file_name}.json"))
 }
 
 /// Writes the record durably: a temporary file synced, renamed over the old one, and the directory synced,
 /// so a crash leaves the old record or the new one, never a torn one.
 pub fn save(path: &Path, record: &DatabaseInfoRecord) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
     let temporary = path.with_extension("json.tmp");
     let mut file = std::fs::File::create(&temporary)?;
     file.write_all(&serde_json::to_vec(record).map_err(std::io::Error::other)?)?;
@@ -76,7 +81,6 @@ mod tests {
     #[test]
     fn saves_and_loads_atomically() {
         let dir = std::env::temp_dir().join(format!("corvid-info-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir_all(dir.join("databases")).unwrap();
         let path = path_of(&dir, "databases/a-1234");
         assert_eq!(load(&path), None);
         let record =
