@@ -29,6 +29,7 @@ pub fn translate(name: &str, value: &str) -> Translation {
         "publicserverurl" => corvid("public_url", value),
         "datadir" => corvid("data_dir", value),
         "runinmemory" => corvid("run_in_memory", value),
+        "databases.maxidletimeinsec" => corvid("max_idle_time_sec", value),
         "http.useresponsecompression" => corvid("http_response_compression", value),
         "logs.mode" if value.trim().eq_ignore_ascii_case("none") => corvid("log_requests", "false"),
         "logs.mode" => Translation::NoEffect("Corvid writes its log to stderr"),

@@ -26,6 +26,7 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --max-body-bytes <n>              largest request body accepted              [67108864]
   --max-attachment-bytes <n>        largest attachment accepted (streamed)     [4294967296]
   --database-load-timeout-ms <n>    wait for a database to open before 503     [30000]
+  --max-idle-time-sec <n>           close a database idle this long (0: never) [900]
   --shutdown-timeout-ms <n>         deadline for the whole shutdown: open      [30000]
                                     requests get half, databases the rest
   --request-header-timeout-ms <n>   headers must arrive within; also the idle  [30000]
@@ -68,6 +69,7 @@ const SETTING_NAMES: &[&str] = &[
     "max_body_bytes",
     "max_attachment_bytes",
     "database_load_timeout_ms",
+    "max_idle_time_sec",
     "shutdown_timeout_ms",
     "request_header_timeout_ms",
     "request_body_timeout_ms",
@@ -114,6 +116,7 @@ struct FileSettings {
     max_body_bytes: Option<usize>,
     max_attachment_bytes: Option<u64>,
     database_load_timeout_ms: Option<u64>,
+    max_idle_time_sec: Option<u64>,
     shutdown_timeout_ms: Option<u64>,
     request_header_timeout_ms: Option<u64>,
     request_body_timeout_ms: Option<u64>,
@@ -162,6 +165,7 @@ impl Settings {
             "max_body_bytes" => c.max_body_bytes = parse(name, value)?,
             "max_attachment_bytes" => c.max_attachment_bytes = parse(name, value)?,
             "database_load_timeout_ms" => c.database_load_timeout = Duration::from_millis(parse(name, value)?),
+            "max_idle_time_sec" => c.max_idle_time = Duration::from_secs(parse(name, value)?),
             "shutdown_timeout_ms" => c.shutdown_timeout = Duration::from_millis(parse(name, value)?),
             "request_header_timeout_ms" => c.header_read_timeout = Duration::from_millis(parse(name, value)?),
             "request_body_timeout_ms" => c.body_rate.window = Duration::from_millis(parse(name, value)?),
@@ -206,6 +210,7 @@ impl Settings {
             ("max_body_bytes", file.max_body_bytes.map(|v| v.to_string())),
             ("max_attachment_bytes", file.max_attachment_bytes.map(|v| v.to_string())),
             ("database_load_timeout_ms", file.database_load_timeout_ms.map(|v| v.to_string())),
+            ("max_idle_time_sec", file.max_idle_time_sec.map(|v| v.to_string())),
             ("shutdown_timeout_ms", file.shutdown_timeout_ms.map(|v| v.to_string())),
             ("request_header_timeout_ms", file.request_header_timeout_ms.map(|v| v.to_string())),
             ("request_body_timeout_ms", file.request_body_timeout_ms.map(|v| v.to_string())),

@@ -54,7 +54,7 @@ pub use compare_exchange::{
     validate_key as validate_compare_exchange_key, validate_value as validate_compare_exchange_value, CompareExchangeOutcome,
     CompareExchangeValue,
 };
-pub use corvid_storage::{StagedBlob, StorageError};
+pub use corvid_storage::{LatencyCounts, MergerStatsSnapshot, StagedBlob, StorageError};
 pub use corvid_storage::{TimeSeriesEntry, TimeSeriesStats, MAX_VALUES as MAX_TIME_SERIES_VALUES};
 pub use counters::{CounterDetail, CounterOperation, CountersReply, DocumentCounters};
 pub use database::{Database, DatabaseOptions};
@@ -70,7 +70,7 @@ pub use patch::{validate_script, PatchCommand, PatchOutcome, PatchScript, PatchS
 pub use query::{QueryRequest, QueryResponse};
 pub use reads::{LoadResult, PageRequest};
 pub use revisions::{CollectionRevisions, ForcedRevision, RevertRequest, RevisionsConfig, RevisionsDeletion, RevisionsPage};
-pub use stats::{CollectionStats, DatabaseStats};
+pub use stats::{CollectionStats, DatabaseCounts, DatabaseStats};
 pub use storage_check::{check_closed_database, InvariantReport, Violation};
 pub use time_series::{
     is_incremental, TimeSeriesDelete, TimeSeriesInclude, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest,

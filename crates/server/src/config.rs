@@ -27,6 +27,9 @@ pub struct ServerConfig {
     pub max_attachment_bytes: u64,
     /// How long a request waits for its database to open before it gets 503.
     pub database_load_timeout: Duration,
+    /// A database without requests or running work for this long is closed, and opens again on its next
+    /// request (RavenDB's `Databases.MaxIdleTimeInSec`). Zero: never.
+    pub max_idle_time: Duration,
     /// Deadline for the whole shutdown: open requests get at most half of it, closing databases the rest.
     pub shutdown_timeout: Duration,
     /// A client must send a request's headers within this time, or its connection is closed (also the
@@ -91,6 +94,7 @@ impl Default for ServerConfig {
             max_body_bytes: 64 << 20,
             max_attachment_bytes: 4 << 30,
             database_load_timeout: Duration::from_secs(30),
+            max_idle_time: Duration::from_secs(900),
             shutdown_timeout: Duration::from_secs(30),
             header_read_timeout: Duration::from_secs(30),
             body_rate: BodyRate::default(),

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -11,6 +12,7 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 
 use crate::config::ServerConfig;
+use crate::database_info_cache;
 use crate::error::ApiError;
 
 #[derive(Clone)]
@@ -18,10 +20,39 @@ enum SlotState {
     Loading,
     Ready(Arc<Database>),
     Failed(String),
+    /// Closing because it was idle: requests wait, then open it again.
+    Unloading,
+    /// Closed after being idle; a request that sees it starts over (and opens the database again).
+    Unloaded,
+}
+
+impl SlotState {
+    fn is_transient(&self) -> bool {
+        matches!(self, SlotState::Loading | SlotState::Unloading)
+    }
 }
 
 struct Slot {
     state: watch::Receiver<SlotState>,
+    /// When a request last asked for the database, in milliseconds since the landlord started.
+    last_used_ms: AtomicU64,
+}
+
+impl Slot {
+    fn new(state: watch::Receiver<SlotState>, now_ms: u64) -> Arc<Slot> {
+        Arc::new(Slot { state, last_used_ms: AtomicU64::new(now_ms) })
+    }
+}
+
+/// What idle unloading has done, for monitoring.
+#[derive(Default)]
+pub struct IdleUnloadStats {
+    /// Databases closed because they were idle.
+    pub unloads: AtomicU64,
+    /// Idle databases kept open because they had running work (queued writes, stale indexes, open handles).
+    pub kept_busy: AtomicU64,
+    /// Idle closes running now.
+    pub unloading: AtomicUsize,
 }
 
 pub struct Landlord {
@@ -33,6 +64,11 @@ pub struct Landlord {
     options: DatabaseOptions,
     load_timeout: Duration,
     slow_open: Option<(String, Duration)>,
+    /// The clock of `Slot::last_used_ms`.
+    started: Instant,
+    /// Set by `close_all`: no more idle unloading.
+    closing: AtomicBool,
+    pub idle: IdleUnloadStats,
 }
 
 pub fn database_key(name: &str) -> String {
@@ -65,7 +101,23 @@ impl Landlord {
             options: config.database.clone(),
             load_timeout: config.database_load_timeout,
             slow_open: config.slow_open.clone(),
+            started: Instant::now(),
+            closing: AtomicBool::new(false),
+            idle: IdleUnloadStats::default(),
         })
+    }
+
+    /// Where the database's info record is kept (`database_info_cache`).
+    pub fn info_path(&self, name: &str) -> Option<PathBuf> {
+        self.entry(name).map(|entry| database_info_cache::path_of(&self.data_dir, &entry.directory))
+    }
+
+    /// Closes a database and saves its info record (read after the close: queued writes are in it).
+    fn close_and_record(&self, db: &Database) {
+        db.close();
+        if let Some(path) = self.info_path(db.name()) {
+            database_info_cache::save_from(db, &path);
+        }
     }
 
     pub fn entry(&self, name: &str) -> Option<CatalogEntry> {
@@ -98,12 +150,28 @@ impl Landlord {
                 SlotState::Loading => "Loading",
                 SlotState::Ready(_) => "Loaded",
                 SlotState::Failed(_) => "Error",
+                SlotState::Unloading | SlotState::Unloaded => "Unloaded",
             },
         }
     }
 
     /// The open database, opening it if needed. Waits at most the configured load timeout.
     pub async fn database(&self, name: &str) -> Result<Arc<Database>, ApiError> {
+        let started = Instant::now();
+        loop {
+            if let Some(db) = self.database_once(name, started).await? {
+                return Ok(db);
+            }
+            // The database was closed for being idle while this request waited: open it again.
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// One attempt of `database`: `None` when the slot turned out to be closed for idleness.
+    async fn database_once(&self, name: &str, started: Instant) -> Result<Option<Arc<Database>>, ApiError> {
         let key = database_key(name);
         let slot = {
             let mut slots = self.slots.lock();
@@ -120,17 +188,20 @@ impl Landlord {
                 }
             }
         };
+        // Marked after the lock: the idle unloader also sees the slot handle this request holds.
+        slot.last_used_ms.store(self.now_ms(), Ordering::Relaxed);
         let mut state = slot.state.clone();
         if let SlotState::Ready(db) = &*state.borrow() {
-            return Ok(db.clone());
+            return Ok(Some(db.clone()));
         }
-        let started = Instant::now();
-        let waited = tokio::time::timeout(self.load_timeout, state.wait_for(|s| !matches!(s, SlotState::Loading))).await;
+        let left = self.load_timeout.saturating_sub(started.elapsed());
+        let waited = tokio::time::timeout(left, state.wait_for(|s| !s.is_transient())).await;
         match waited {
             Err(_) => Err(ApiError::DatabaseLoading { name: name.to_owned(), waited_ms: started.elapsed().as_millis() }),
             Ok(Err(_)) => Err(ApiError::DatabaseLoadFailed { name: name.to_owned(), reason: "the loader stopped".into() }),
             Ok(Ok(s)) => match &*s {
-                SlotState::Ready(db) => Ok(db.clone()),
+                SlotState::Ready(db) => Ok(Some(db.clone())),
+                SlotState::Unloaded => Ok(None),
                 SlotState::Failed(reason) => {
                     let reason = reason.clone();
                     drop(s);
@@ -138,7 +209,7 @@ impl Landlord {
                     self.slots.lock().remove(&key);
                     Err(ApiError::DatabaseLoadFailed { name: name.to_owned(), reason })
                 }
-                SlotState::Loading => unreachable!("waited until not loading"),
+                SlotState::Loading | SlotState::Unloading => unreachable!("waited until not loading"),
             },
         }
     }
@@ -169,9 +240,9 @@ impl Landlord {
         if let Err(e) = spawned {
             let (sender, receiver) = watch::channel(SlotState::Failed(format!("cannot start the loader thread: {e}")));
             drop(sender);
-            return Arc::new(Slot { state: receiver });
+            return Slot::new(receiver, self.now_ms());
         }
-        Arc::new(Slot { state: receiver })
+        Slot::new(receiver, self.now_ms())
     }
 
     /// Creates a database (and starts opening it). Blocking: call from a blocking thread.
@@ -229,7 +300,7 @@ impl Landlord {
         if disabled {
             let slot = self.slots.lock().remove(&database_key(name));
             if let Some(db) = slot.and_then(|slot| self.wait_for_load(&slot)) {
-                db.close();
+                self.close_and_record(&db);
             }
         }
         tracing::info!(database = %before.name, disabled, "database state changed");
@@ -252,7 +323,7 @@ impl Landlord {
     fn wait_for_load(&self, slot: &Slot) -> Option<Arc<Database>> {
         let mut state = slot.state.clone();
         let deadline = Instant::now() + self.load_timeout;
-        while matches!(&*state.borrow_and_update(), SlotState::Loading) && Instant::now() < deadline {
+        while state.borrow_and_update().is_transient() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
         }
         let ready = match &*state.borrow() {
@@ -278,20 +349,97 @@ impl Landlord {
         if hard_delete {
             remove_dir(&self.data_dir.join(&entry.directory));
         }
+        let _ = std::fs::remove_file(database_info_cache::path_of(&self.data_dir, &entry.directory));
         tracing::info!(database = %entry.name, hard_delete, "database deleted");
         Ok(true)
     }
 
+    /// Closes the databases that had no request for `max_idle` and have no running work (no handle held
+    /// outside the landlord: requests, operations, subscription and Changes connections; no queued or
+    /// unflushed write; no stale index). Each closes on a `close:<db>` thread; requests that arrive meanwhile
+    /// wait and open it again. Blocking: the idle unloader's thread calls it.
+    pub fn unload_idle(&self, max_idle: Duration) {
+        let idle_before = self.now_ms().saturating_sub(max_idle.as_millis() as u64);
+        let candidates: Vec<(String, Arc<Database>)> = self
+            .slots
+            .lock()
+            .iter()
+            .filter(|(_, slot)| slot.last_used_ms.load(Ordering::Relaxed) <= idle_before)
+            .filter_map(|(key, slot)| match &*slot.state.borrow() {
+                SlotState::Ready(db) => Some((key.clone(), db.clone())),
+                _ => None,
+            })
+            .collect();
+        for (key, db) in candidates {
+            if has_running_work(&db) {
+                self.idle.kept_busy.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            drop(db);
+            self.unload_if_still_idle(&key, idle_before);
+        }
+    }
+
+    fn unload_if_still_idle(&self, key: &str, idle_before: u64) {
+        let mut slots = self.slots.lock();
+        if self.closing.load(Ordering::Relaxed) {
+            return;
+        }
+        let Some(slot) = slots.get(key) else { return };
+        // Requests clone the slot under this lock, so a count of one means none is on its way to the
+        // database; the database's own count of two (the slot's state and `db` here) means no one holds it.
+        let db = match &*slot.state.borrow() {
+            SlotState::Ready(db) => db.clone(),
+            _ => return,
+        };
+        if Arc::strong_count(slot) != 1 || Arc::strong_count(&db) != 2 || slot.last_used_ms.load(Ordering::Relaxed) > idle_before {
+            return;
+        }
+        let (sender, receiver) = watch::channel(SlotState::Unloading);
+        slots.insert(key.to_owned(), Slot::new(receiver.clone(), self.now_ms()));
+        self.idle.unloading.fetch_add(1, Ordering::Relaxed);
+        drop(slots);
+        let started = Instant::now();
+        let name = db.name().to_owned();
+        self.close_and_record(&db);
+        // The last handle: the store checkpoints its journal and every file closes here.
+        drop(db);
+        tracing::info!(database = %name, ms = started.elapsed().as_millis() as u64, "idle database closed");
+        self.finish_unload(key, &receiver, sender);
+        self.idle.unloading.fetch_sub(1, Ordering::Relaxed);
+        self.idle.unloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Forgets the unloading slot (unless a delete or disable replaced it) and lets its waiters retry.
+    fn finish_unload(&self, key: &str, receiver: &watch::Receiver<SlotState>, sender: watch::Sender<SlotState>) {
+        let mut slots = self.slots.lock();
+        if slots.get(key).is_some_and(|slot| slot.state.same_channel(receiver)) {
+            slots.remove(key);
+        }
+        drop(slots);
+        sender.send_replace(SlotState::Unloaded);
+    }
+
+    /// Whether the server is shutting down (`close_all` was called).
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Relaxed)
+    }
+
     /// Closes every open database in parallel, waiting at most `deadline`. Blocking.
     pub fn close_all(&self, deadline: Duration) {
+        self.closing.store(true, Ordering::Relaxed);
         let databases = self.loaded();
         let started = Instant::now();
         let (done_tx, done_rx) = std::sync::mpsc::channel();
         for db in &databases {
             let db = db.clone();
             let done = done_tx.clone();
+            let info_path = self.info_path(db.name());
             let _ = std::thread::Builder::new().name(format!("close:{}", db.name())).spawn(move || {
                 db.close();
+                if let Some(path) = info_path {
+                    database_info_cache::save_from(&db, &path);
+                }
                 let _ = done.send(db.name().to_owned());
             });
         }
@@ -307,7 +455,23 @@ impl Landlord {
                 }
             }
         }
+        // An idle close in progress finishes before the process exits.
+        while self.idle.unloading.load(Ordering::Relaxed) > 0 && started.elapsed() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         tracing::info!(databases = closed, ms = started.elapsed().as_millis() as u64, "all databases closed");
+    }
+}
+
+/// Work that keeps an idle database open: writes not yet durable, indexes not caught up.
+fn has_running_work(db: &Database) -> bool {
+    let merger = db.merger_stats();
+    if merger.queued_commands > 0 || merger.flush_queue_depth > 0 {
+        return true;
+    }
+    match db.index_infos() {
+        Ok(infos) => infos.iter().any(|i| i.is_stale && i.state != "Disabled" && i.state != "Error"),
+        Err(_) => true,
     }
 }
 

@@ -7,11 +7,14 @@ mod changes_protocol;
 mod compression;
 mod config;
 mod connections;
+mod database_info_cache;
 mod error;
 #[cfg(test)]
 mod error_snapshots;
+mod idle_unloader;
 mod landlord;
 mod middleware;
+mod monitoring;
 mod query;
 mod query_gate;
 mod request_headers;
@@ -41,6 +44,7 @@ use crate::connections::Connections;
 pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Send + 'static) -> std::io::Result<()> {
     corvid_types::json::set_max_depth(config.max_json_depth);
     let landlord = Arc::new(Landlord::open(&config)?);
+    idle_unloader::start(landlord.clone(), config.max_idle_time)?;
     let listener = TcpListener::bind(config.bind_address()?).await?;
     let local = listener.local_addr()?;
     let public_url = config.public_url(local);

@@ -41,6 +41,10 @@ pub struct Inner {
     pub changes_shutdown: tokio::sync::watch::Sender<bool>,
     /// The router itself, for requests dispatched from inside a request (multi_get).
     pub router: OnceLock<axum::Router>,
+    /// When the server started (monitoring's up-time).
+    pub started_at: std::time::Instant,
+    /// The previous sample of each counter monitoring reports a rate of.
+    pub monitoring_rates: crate::monitoring::RateSampler,
 }
 
 impl AppState {
@@ -68,6 +72,8 @@ impl AppState {
                 changes_connections: Default::default(),
                 changes_shutdown: tokio::sync::watch::channel(false).0,
                 router: OnceLock::new(),
+                started_at: std::time::Instant::now(),
+                monitoring_rates: Default::default(),
             }),
         })
     }

@@ -172,6 +172,11 @@ impl ReadTxn<'_> {
         Ok(out)
     }
 
+    /// Attachment rows and distinct contents: two table sizes, no scan (monitoring scrapes).
+    pub fn attachment_counts(&self) -> Result<(u64, u64), StorageError> {
+        Ok((self.tables.attachments.len(&self.txn)?, self.tables.attachment_refs.len(&self.txn)?))
+    }
+
     /// Attachment rows, distinct contents, and documents with counters (RavenDB's `CountOfAttachments`,
     /// `CountOfUniqueAttachments`, `CountOfCounterEntries`).
     pub fn attachment_and_counter_counts(&self) -> Result<(u64, u64, u64), StorageError> {

@@ -59,7 +59,7 @@ pub use invariants::check_closed_store;
 pub use map_growth::MAX_MAP_SIZE;
 pub use map_reduce_store::{DocumentEntries, MapReduceStore, ReduceChanges, Reducer};
 pub use merger::{TransactionMerger, WriteJob};
-pub use merger_stats::{MergerStats, MergerStatsSnapshot};
+pub use merger_stats::{LatencyCounts, MergerStats, MergerStatsSnapshot};
 pub use read_txn::ReadTxn;
 pub use record::{flags, DocumentRecord, Tombstone};
 pub use reduce_store::{MapOutput, ReduceRow, ReduceStore};

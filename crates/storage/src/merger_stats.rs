@@ -8,6 +8,8 @@ use std::time::Duration;
 #[derive(Default)]
 pub(crate) struct LatencyHistogram {
     buckets: [AtomicU64; 32],
+    /// The sum of every recorded time, so a Prometheus histogram can report its `_sum`.
+    total_micros: AtomicU64,
 }
 
 impl LatencyHistogram {
@@ -15,6 +17,15 @@ impl LatencyHistogram {
         let micros = took.as_micros().max(1) as u64;
         let bucket = (63 - micros.leading_zeros() as usize).min(31);
         self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.total_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// Every bucket's count (bucket `i` holds times below `2^(i+1)` microseconds) and the sum of all times.
+    pub fn counts(&self) -> LatencyCounts {
+        LatencyCounts {
+            buckets: std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed)),
+            total_micros: self.total_micros.load(Ordering::Relaxed),
+        }
     }
 
     /// The upper bound of the bucket holding quantile `q`, in milliseconds; 0 with no samples.
@@ -33,6 +44,22 @@ impl LatencyHistogram {
             }
         }
         0.0
+    }
+}
+
+/// A latency histogram's counts at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct LatencyCounts {
+    /// Samples per bucket; bucket `i` holds times in `[2^i, 2^(i+1))` microseconds (the last one, longer).
+    pub buckets: [u64; 32],
+    /// The sum of every sample, in microseconds.
+    pub total_micros: u64,
+}
+
+impl LatencyCounts {
+    /// The upper bound of bucket `i`, in seconds.
+    pub fn upper_bound_seconds(bucket: usize) -> f64 {
+        (1u64 << (bucket + 1)) as f64 / 1_000_000.0
     }
 }
 
@@ -113,6 +140,9 @@ pub struct MergerStatsSnapshot {
     pub disk_full_errors: u64,
     /// Pages of the data file no table uses (freed by deletes and overwrites), reused by later writes.
     pub data_file_free_bytes: u64,
+    /// Journal flush times as a histogram (for Prometheus; `/admin/metrics` shows p50/p99).
+    #[serde(skip)]
+    pub journal_flush_latency: LatencyCounts,
 }
 
 impl MergerStats {
@@ -146,6 +176,7 @@ impl MergerStats {
             low_disk_space: self.low_disk_space.load(Ordering::Relaxed),
             disk_full_errors: self.disk_full_errors.load(Ordering::Relaxed),
             data_file_free_bytes: self.data_file_free_bytes.load(Ordering::Relaxed),
+            journal_flush_latency: self.flush_latency.counts(),
         }
     }
 }

@@ -11,6 +11,7 @@ use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
 
 use crate::body::{parse_json, read_body};
+use crate::database_info_cache::{self, DatabaseInfoRecord};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::responses::{blocking, json_value};
@@ -145,6 +146,25 @@ pub async fn record_response(state: &AppState, name: &str) -> ApiResult<Response
     }
 }
 
+/// Each database's counts: live for an open one, its saved info record (`CachedDatabaseInfo`) otherwise.
+async fn database_infos(state: &AppState, entries: &[CatalogEntry]) -> ApiResult<Vec<(Option<DatabaseInfoRecord>, bool)>> {
+    let loaded = state.landlord.loaded();
+    let work: Vec<_> = entries
+        .iter()
+        .map(|e| (loaded.iter().find(|db| db.name().eq_ignore_ascii_case(&e.name)).cloned(), state.landlord.info_path(&e.name)))
+        .collect();
+    blocking(move || {
+        Ok(work
+            .into_iter()
+            .map(|(open, path)| match open {
+                Some(db) => (DatabaseInfoRecord::read(&db).ok(), false),
+                None => (path.as_deref().and_then(database_info_cache::load), true),
+            })
+            .collect())
+    })
+    .await
+}
+
 /// `GET /databases`: names from the catalog; never opens a database.
 pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
@@ -154,10 +174,18 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Api
     let databases: Vec<Value> = if query.get_bool("namesOnly") {
         entries.iter().map(|e| json!(e.name)).collect()
     } else {
+        let infos = database_infos(&state, &entries).await?;
         entries
             .iter()
-            .map(|e| {
+            .zip(infos)
+            .map(|(e, (info, cached))| {
+                let info = info.unwrap_or_default();
                 json!({"Name": e.name, "Disabled": e.disabled, "IsEncrypted": false, "LoadState": state.landlord.load_state(&e.name),
+                       "LockMode": "Unlock", "IsAdmin": true, "UpTime": null, "CachedDatabaseInfo": cached,
+                       "DocumentsCount": info.documents_count, "IndexesCount": info.indexes_count, "IndexingErrors": info.indexing_errors,
+                       "TotalSize": {"SizeInBytes": info.size_on_disk, "HumaneSize": super::stats::humane(info.size_on_disk)},
+                       "TempBuffersSize": {"SizeInBytes": 0, "HumaneSize": "0 Bytes"},
+                       "Alerts": 0, "PerformanceHints": 0, "RejectClients": false, "IndexingStatus": "Running", "ReplicationFactor": 1,
                        "NodesTopology": {"Members": [{"NodeTag": NODE_TAG, "NodeUrl": state.public_url, "ResponsibleNode": NODE_TAG}],
                                          "Promotables": [], "Rehabs": [], "Status": {}}})
             })

@@ -16,6 +16,7 @@ mod docs;
 mod expiration;
 mod hilo;
 mod indexes;
+mod monitoring;
 mod multi_get;
 mod not_supported;
 mod operations;
@@ -167,6 +168,11 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/sorters", all_methods(database_config::custom_sorters))
         .route("/admin/analyzers", all_methods(database_config::custom_analyzers))
         .route("/admin/metrics", get(stats::metrics))
+        .route("/admin/monitoring/v1/prometheus", get(monitoring::prometheus))
+        .route("/admin/monitoring/v1/server", get(monitoring::server))
+        .route("/admin/monitoring/v1/databases", get(monitoring::databases))
+        .route("/admin/monitoring/v1/indexes", get(monitoring::indexes))
+        .route("/admin/monitoring/v1/collections", get(monitoring::collections))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
         .route("/admin/compact", post(compaction::compact))

@@ -13,7 +13,7 @@ use crate::error::ApiResult;
 use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
-fn humane(bytes: u64) -> String {
+pub fn humane(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["Bytes", "KBytes", "MBytes", "GBytes", "TBytes"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -110,6 +110,12 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
             },
             "Subscriptions": {"ConnectedWorkers": subscription_workers},
+            "IdleUnloading": {
+                "MaxIdleTimeInSec": state.config.max_idle_time.as_secs(),
+                "Unloads": state.landlord.idle.unloads.load(Ordering::Relaxed),
+                "KeptOpenForRunningWork": state.landlord.idle.kept_busy.load(Ordering::Relaxed),
+                "UnloadingNow": state.landlord.idle.unloading.load(Ordering::Relaxed)
+            },
             "Databases": databases
         }),
     )
