@@ -1,8 +1,11 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
-//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage.
+//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage;
+//! `corvid backup` and `corvid restore` drive a running server's backup and restore.
 
+mod backup_cli;
 mod check;
 mod data_dir_lock;
+mod http_client;
 mod ravendb_settings;
 mod settings;
 
@@ -19,6 +22,11 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("check") {
         return check::run(&args[1..]);
+    }
+    match args.first().map(String::as_str) {
+        Some("backup") => return backup_cli::run_backup(&args[1..]),
+        Some("restore") => return backup_cli::run_restore(&args[1..]),
+        _ => {}
     }
     let parsed = match settings::Settings::from_args(&args) {
         Ok(settings::Command::Serve(s)) => s,

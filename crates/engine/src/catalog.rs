@@ -67,6 +67,8 @@ mod tests {
             revisions: None,
             revisions_for_conflicts: None,
             time_series: None,
+            periodic_backups: Vec::new(),
+            backup_history: Vec::new(),
         }
     }
 

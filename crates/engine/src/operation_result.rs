@@ -12,6 +12,8 @@ pub enum OperationResult {
     BulkInsert(BulkInsertSummary),
     /// A revert of documents to a point in time.
     Revert(RevertSummary),
+    /// A one-time backup.
+    Backup(crate::backup::BackupSummary),
 }
 
 /// What a patch or delete by query changed.

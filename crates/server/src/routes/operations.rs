@@ -67,6 +67,7 @@ fn result_json(result: &OperationResult) -> Value {
     match result {
         OperationResult::ByQuery(result) => by_query_result_json(result),
         OperationResult::BulkInsert(summary) => super::bulk_insert::summary_json(summary),
+        OperationResult::Backup(summary) => super::backups::result_json(summary),
         OperationResult::Revert(summary) => json!({
             "$type": "Raven.Server.Documents.Revisions.RevertResult, Raven.Server",
             "ScannedRevisions": summary.scanned_revisions, "ScannedDocuments": summary.scanned_documents,
