@@ -74,7 +74,7 @@ def fill(store, http, server_url: str, db: str) -> None:
             ts.append_single(__import__("datetime").datetime(2026, 11, 1, 12, minute), 60 + minute, "watch")
         s.save_changes()
     store.operations.send(PutCompareExchangeValueOperation("names/ayende", "users/1", 0))
-    store.maintenance.send(PutIndexesOperation(IndexDefinition(name="Users/ByAge", maps={"from u in docs.Users select new { u.Age }"})))
+    store.maintenance.send(PutIndexesOperation(IndexDefinition(name="Users/ByAge", maps={"from u in docs.Users select new { u.age }"})))
 
 
 def test_a_snapshot_taken_while_writes_run_restores_an_equal_database(store, server_url, db_name, http, tmp_path):
@@ -138,8 +138,8 @@ def test_a_snapshot_taken_while_writes_run_restores_an_equal_database(store, ser
         # The index definition came along; its data is rebuilt from the restored documents.
         with open_store(server_url, copy) as restored_store, store.open_session() as original:
             with restored_store.open_session() as s:
-                ages = s.query_index("Users/ByAge", User).wait_for_non_stale_results().where_equals("Age", 7).count()
-            assert ages == original.query_index("Users/ByAge", User).wait_for_non_stale_results().where_equals("Age", 7).count() > 0
+                ages = s.query_index("Users/ByAge", User).wait_for_non_stale_results().where_equals("age", 7).count()
+            assert ages == original.query_index("Users/ByAge", User).wait_for_non_stale_results().where_equals("age", 7).count() > 0
             # The copy is a database of its own: it takes writes.
             with restored_store.open_session() as s:
                 s.store(User(name="after restore"), "users/after")
