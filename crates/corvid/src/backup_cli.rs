@@ -132,7 +132,10 @@ pub fn run_backup(args: &[String]) -> ExitCode {
         Ok((|| {
             let body = json!({"BackupType": kind, "LocalSettings": {"Disabled": false, "FolderPath": folder}});
             let started = call(&server, "POST", &format!("/databases/{}/admin/backup", encode(&database)), Some(&body))?;
-            let id = started.get("OperationId").and_then(Value::as_u64).ok_or_else(|| Failure(FAILED, "the server started no operation".into()))?;
+            let id = started
+                .get("OperationId")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| Failure(FAILED, "the server started no operation".into()))?;
             println!("backup: started (operation {id})");
             let result = wait(&server, &format!("/databases/{}/operations/state?id={id}", encode(&database)), "backup")?;
             let written = result.pointer("/LocalBackup/BackupDirectory").and_then(Value::as_str).unwrap_or("?");
@@ -159,7 +162,10 @@ pub fn run_restore(args: &[String]) -> ExitCode {
         Ok((|| {
             let body = json!({"DatabaseName": database, "BackupLocation": folder, "Type": "Local"});
             let started = call(&server, "POST", "/admin/restore/database", Some(&body))?;
-            let id = started.get("OperationId").and_then(Value::as_u64).ok_or_else(|| Failure(FAILED, "the server started no operation".into()))?;
+            let id = started
+                .get("OperationId")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| Failure(FAILED, "the server started no operation".into()))?;
             println!("restore: started (operation {id})");
             let result = wait(&server, &format!("/operations/state?id={id}"), "restore")?;
             let files = result.pointer("/SnapshotRestore/ReadCount").and_then(Value::as_u64).unwrap_or(0);

@@ -30,10 +30,14 @@ fn invalid(message: impl Into<String>) -> EngineError {
 
 /// Reads a `BackupConfiguration`: a type and a local folder; other destinations are refused by name.
 pub fn plan_of(config: &Value) -> Result<BackupPlan, EngineError> {
-    let kind = config.get("BackupType").and_then(Value::as_str).ok_or_else(|| invalid("A backup configuration needs a BackupType ('Backup' or 'Snapshot')"))?;
+    let kind = config
+        .get("BackupType")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("A backup configuration needs a BackupType ('Backup' or 'Snapshot')"))?;
     let kind = BackupKind::parse(kind)?;
     for destination in ["S3Settings", "GlacierSettings", "AzureSettings", "FtpSettings", "GoogleCloudSettings"] {
-        let enabled = config.get(destination).is_some_and(|s| s.is_object() && !s.get("Disabled").and_then(Value::as_bool).unwrap_or(false));
+        let enabled =
+            config.get(destination).is_some_and(|s| s.is_object() && !s.get("Disabled").and_then(Value::as_bool).unwrap_or(false));
         if enabled {
             return Err(EngineError::NotSupported(format!("Corvid backs up to local folders only; {destination} is not supported yet")));
         }
@@ -86,7 +90,9 @@ pub fn run_backup(
         tracing::warn!(database = %db.name(), error = %e, "could not record the backup run");
     }
     match &result {
-        Ok(summary) => tracing::info!(database = %db.name(), folder = %summary.folder.display(), bytes = summary.bytes, ms = summary.duration_ms, "backup done"),
+        Ok(summary) => {
+            tracing::info!(database = %db.name(), folder = %summary.folder.display(), bytes = summary.bytes, ms = summary.duration_ms, "backup done")
+        }
         Err(e) => tracing::warn!(database = %db.name(), error = %e, "backup failed"),
     }
     result
@@ -115,7 +121,14 @@ fn status_json(plan: &BackupPlan, origin: RunOrigin, started_at: i64, result: &R
             s.files,
             s.bytes,
         ),
-        Err(e) => (None, json!({"Exception": e.to_string(), "At": now}), ((corvid_types::now_nanos() - started_at) / 1_000_000) as u64, None, 0, 0),
+        Err(e) => (
+            None,
+            json!({"Exception": e.to_string(), "At": now}),
+            ((corvid_types::now_nanos() - started_at) / 1_000_000) as u64,
+            None,
+            0,
+            0,
+        ),
     };
     json!({
         "TaskId": origin.task_id.unwrap_or(0),

@@ -110,7 +110,8 @@ impl BackupScheduler {
         let Some(timer) = self.timers.lock().get(key).cloned() else { return };
         *self.running.lock() = Some(format!("{}/{}", timer.database, timer.task_id));
         let outcome = plan_of(&timer.config).and_then(|plan| {
-            let db = runtime.block_on(landlord.database(&timer.database)).map_err(|e| corvid_engine::EngineError::Internal(e.to_string()))?;
+            let db =
+                runtime.block_on(landlord.database(&timer.database)).map_err(|e| corvid_engine::EngineError::Internal(e.to_string()))?;
             let origin = RunOrigin { task_id: Some(timer.task_id), operation_id: None };
             run_backup(landlord, &db, &plan, origin, &mut |_, _| {})?;
             apply_retention(&timer.config, &plan, db.name())
@@ -119,7 +120,9 @@ impl BackupScheduler {
         if let Some(timer) = self.timers.lock().get_mut(key) {
             timer.runs += 1;
             match outcome {
-                Ok(removed) if removed > 0 => tracing::info!(database = %timer.database, removed, "old backups removed by the retention policy"),
+                Ok(removed) if removed > 0 => {
+                    tracing::info!(database = %timer.database, removed, "old backups removed by the retention policy")
+                }
                 Ok(_) => {}
                 Err(e) => {
                     timer.failures += 1;

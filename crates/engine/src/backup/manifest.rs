@@ -103,7 +103,10 @@ impl SnapshotManifest {
         for file in &self.files {
             let path = folder.join(&file.path);
             if !safe_relative(&file.path) {
-                return Err(BackupError::Damaged { path: folder.to_owned(), reason: format!("the manifest names '{}', outside the backup", file.path) });
+                return Err(BackupError::Damaged {
+                    path: folder.to_owned(),
+                    reason: format!("the manifest names '{}', outside the backup", file.path),
+                });
             }
             let (bytes, crc32) = match checksum(&path) {
                 Ok(found) => found,
@@ -115,7 +118,10 @@ impl SnapshotManifest {
             if bytes != file.bytes || crc32 != file.crc32 {
                 return Err(BackupError::Damaged {
                     path: folder.to_owned(),
-                    reason: format!("{} has {bytes} bytes with CRC-32 {crc32:08x}; the manifest says {} bytes with {:08x}", file.path, file.bytes, file.crc32),
+                    reason: format!(
+                        "{} has {bytes} bytes with CRC-32 {crc32:08x}; the manifest says {} bytes with {:08x}",
+                        file.path, file.bytes, file.crc32
+                    ),
                 });
             }
             checked(bytes);

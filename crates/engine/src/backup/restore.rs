@@ -48,7 +48,8 @@ pub fn locate_snapshot(location: &Path) -> Result<PathBuf, BackupError> {
     if own_folder || names.iter().any(|(name, _)| name == "data.mdb") {
         return Err(BackupError::Incomplete { path: location.to_owned(), manifest: MANIFEST_FILE });
     }
-    let snapshots: Vec<&String> = names.iter().filter(|(name, is_dir)| *is_dir && name.ends_with(SNAPSHOT_FOLDER_SUFFIX)).map(|(n, _)| n).collect();
+    let snapshots: Vec<&String> =
+        names.iter().filter(|(name, is_dir)| *is_dir && name.ends_with(SNAPSHOT_FOLDER_SUFFIX)).map(|(n, _)| n).collect();
     // Folder names start with the time they were taken: the last complete one is the newest.
     if let Some(newest) = snapshots.iter().rev().find(|name| location.join(name).join(MANIFEST_FILE).is_file()) {
         return Ok(location.join(newest));
@@ -65,7 +66,11 @@ pub fn restore_snapshot(location: &Path, target: &Path, progress: RestoreProgres
     let folder = locate_snapshot(location)?;
     let manifest = SnapshotManifest::read(&folder)?;
     if manifest.storage_format > corvid_storage::FORMAT_VERSION {
-        return Err(BackupError::UnsupportedVersion { path: folder, found: manifest.storage_format, supported: corvid_storage::FORMAT_VERSION });
+        return Err(BackupError::UnsupportedVersion {
+            path: folder,
+            found: manifest.storage_format,
+            supported: corvid_storage::FORMAT_VERSION,
+        });
     }
     let total: u64 = manifest.files.iter().map(|f| f.bytes).sum::<u64>() * 2;
     let mut done = 0u64;

@@ -40,7 +40,11 @@ fn new_folder(destination: &Path, database: &str) -> Result<PathBuf, BackupError
 }
 
 /// Takes a snapshot of `db` into a new folder under `request.destination`.
-pub(crate) fn take_snapshot(db: &Database, request: &BackupRequest, progress: &mut dyn FnMut(&str, u64)) -> Result<BackupSummary, BackupError> {
+pub(crate) fn take_snapshot(
+    db: &Database,
+    request: &BackupRequest,
+    progress: &mut dyn FnMut(&str, u64),
+) -> Result<BackupSummary, BackupError> {
     let started = Instant::now();
     let created_at = corvid_types::format_date(corvid_types::now_nanos());
     let folder = new_folder(&request.destination, db.name())?;

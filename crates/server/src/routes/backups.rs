@@ -25,7 +25,12 @@ use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
 /// `POST /databases/{db}/admin/periodic-backup`: adds a task, or replaces the one with the body's `TaskId`.
-pub async fn put_periodic_backup(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn put_periodic_backup(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
     let mut config = read_json(body, &headers, state.config.max_body_bytes).await?;
     if !config.is_object() {
         return Err(ApiError::BadRequest("The body must be a PeriodicBackupConfiguration object".into()));
@@ -40,14 +45,19 @@ pub async fn put_periodic_backup(State(state): State<AppState>, Path(db): Path<S
         .iter()
         .all(|f| f.and_then(Value::as_str).is_none_or(str::is_empty));
     if no_schedule {
-        return Err(EngineError::from(BackupError::InvalidConfiguration("A periodic backup needs a FullBackupFrequency or an IncrementalBackupFrequency".into())).into());
+        return Err(EngineError::from(BackupError::InvalidConfiguration(
+            "A periodic backup needs a FullBackupFrequency or an IncrementalBackupFrequency".into(),
+        ))
+        .into());
     }
     let entry = state.landlord.entry(&db).ok_or_else(|| ApiError::DatabaseDoesNotExist(db.clone()))?;
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed) + 1;
     let asked = config.get("TaskId").and_then(Value::as_u64).filter(|id| *id > 0);
     let task_id = match asked {
         Some(id) if entry.periodic_backups.iter().any(|t| t.get("TaskId").and_then(Value::as_u64) == Some(id)) => id,
-        Some(id) => return Err(ApiError::BadRequest(format!("There is no periodic backup task with TaskId {id} in database '{}'", entry.name))),
+        Some(id) => {
+            return Err(ApiError::BadRequest(format!("There is no periodic backup task with TaskId {id} in database '{}'", entry.name)))
+        }
         None => index,
     };
     config["TaskId"] = json!(task_id);
@@ -67,7 +77,8 @@ pub async fn put_periodic_backup(State(state): State<AppState>, Path(db): Path<S
 
 /// Starts a backup of `db` as an operation of the database on a thread of its own.
 fn start_backup(state: &AppState, db: Arc<Database>, plan: BackupPlan, task_id: Option<u64>, operation_id: Option<u64>) -> ApiResult<u64> {
-    let operation: Arc<Operation> = db.operations().start(operation_id, "DatabaseBackup", format!("Backup of database {} to {}", db.name(), plan.folder.display()));
+    let operation: Arc<Operation> =
+        db.operations().start(operation_id, "DatabaseBackup", format!("Backup of database {} to {}", db.name(), plan.folder.display()));
     let id = operation.snapshot().id;
     let landlord = state.landlord.clone();
     let spawned = std::thread::Builder::new().name(format!("backup:{}", db.name())).spawn(move || {
@@ -83,7 +94,13 @@ fn start_backup(state: &AppState, db: Arc<Database>, plan: BackupPlan, task_id: 
 }
 
 /// `POST /databases/{db}/admin/backup[?operationId=]`: a one-time backup (`BackupConfiguration`).
-pub async fn backup_once(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn backup_once(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    RawQuery(raw): RawQuery,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let config = read_json(body, &headers, state.config.max_body_bytes).await?;
     let plan = plan_of(&config)?;
@@ -100,7 +117,8 @@ pub async fn backup_task_now(State(state): State<AppState>, Path(db): Path<Strin
         return Err(EngineError::from(BackupError::DumpFormatNotYet { what: "An incremental backup".into() }).into());
     }
     let entry = state.landlord.entry(&db).ok_or_else(|| ApiError::DatabaseDoesNotExist(db.clone()))?;
-    let config = task_config(&entry.periodic_backups, task_id).ok_or_else(|| ApiError::BadRequest(format!("Periodic backup task ID: {task_id} doesn't exist")))?;
+    let config = task_config(&entry.periodic_backups, task_id)
+        .ok_or_else(|| ApiError::BadRequest(format!("Periodic backup task ID: {task_id} doesn't exist")))?;
     let plan = plan_of(&config)?;
     let database = state.landlord.database(&db).await?;
     let id = start_backup(&state, database, plan, Some(task_id), query.get_u64("operationId"))?;

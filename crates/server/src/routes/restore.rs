@@ -24,7 +24,8 @@ pub async fn restore_database(State(state): State<AppState>, headers: HeaderMap,
     let config = read_json(body, &headers, state.config.max_body_bytes).await?;
     let text = |field: &str| config.get(field).and_then(Value::as_str).filter(|v| !v.is_empty()).map(str::to_owned);
     let name = text("DatabaseName").ok_or_else(|| ApiError::BadRequest("Restoring requires a DatabaseName".into()))?;
-    let location = text("BackupLocation").ok_or_else(|| ApiError::BadRequest("Restoring requires a BackupLocation (a folder on the server)".into()))?;
+    let location = text("BackupLocation")
+        .ok_or_else(|| ApiError::BadRequest("Restoring requires a BackupLocation (a folder on the server)".into()))?;
     if let Some(kind) = text("Type").filter(|t| t != "Local") {
         return Err(ApiError::NotSupported(format!("Corvid restores from local folders only; restore type '{kind}' is not supported yet")));
     }
