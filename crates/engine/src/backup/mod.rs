@@ -8,6 +8,7 @@ mod manifest;
 mod restore;
 mod retention;
 mod snapshot;
+mod summary;
 mod writer;
 
 pub use cron::CronSchedule;
@@ -16,4 +17,5 @@ pub use manifest::{SnapshotManifest, MANIFEST_FILE};
 pub use restore::{locate_snapshot, restore_snapshot};
 pub use retention::{parse_time_span, prune};
 pub use snapshot::snapshot_folder_name;
-pub use writer::{writer_for, BackupKind, BackupRequest, BackupSummary, BackupWriter, DumpWriter, SnapshotWriter};
+pub use summary::{BackupKind, BackupRequest, BackupSummary};
+pub use writer::{writer_for, BackupWriter, DumpWriter, SnapshotWriter};

@@ -9,7 +9,7 @@ use time::macros::format_description;
 
 use super::error::BackupError;
 use super::manifest::{checksum, ManifestFile, SnapshotManifest, MANIFEST_VERSION, SNAPSHOT_FORMAT};
-use super::writer::{BackupKind, BackupRequest, BackupSummary};
+use super::summary::{BackupKind, BackupRequest, BackupSummary};
 use crate::Database;
 
 /// The files of an index directory a snapshot keeps.
