@@ -1,9 +1,12 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
 //! starts the server; see README for every setting. `corvid check` checks a stopped server's storage;
 //! `corvid export`/`corvid import` move a database to or from a dump file.
+//! `corvid backup` and `corvid restore` drive a running server's backup and restore.
 
+mod backup_cli;
 mod check;
 mod data_dir_lock;
+mod http_client;
 mod ravendb_settings;
 mod settings;
 mod transfer;
@@ -23,6 +26,8 @@ fn main() -> std::process::ExitCode {
         Some("check") => return check::run(&args[1..]),
         Some("export") => return transfer::run(transfer::Direction::Export, &args[1..]),
         Some("import") => return transfer::run(transfer::Direction::Import, &args[1..]),
+        Some("backup") => return backup_cli::run_backup(&args[1..]),
+        Some("restore") => return backup_cli::run_restore(&args[1..]),
         _ => {}
     }
     let parsed = match settings::Settings::from_args(&args) {

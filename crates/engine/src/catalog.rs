@@ -69,6 +69,8 @@ mod tests {
             time_series: None,
             expiration: None,
             refresh: None,
+            periodic_backups: Vec::new(),
+            backup_history: Vec::new(),
         }
     }
 

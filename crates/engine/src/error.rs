@@ -49,6 +49,9 @@ pub enum EngineError {
         /// The database that is closing (empty when the storage layer reported it).
         database: String,
     },
+    /// A backup or restore failed (`backup::BackupError` says whether the request was at fault).
+    #[error("{0}")]
+    Backup(#[from] crate::backup::BackupError),
     /// A failure of the storage layer (LMDB, the file system, a corrupted table).
     #[error("storage failure: {0}")]
     Storage(StorageError),

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 mod attachments;
+pub mod backup;
 mod batch;
 mod bulk_insert;
 mod by_query;

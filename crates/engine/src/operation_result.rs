@@ -14,6 +14,8 @@ pub enum OperationResult {
     Revert(RevertSummary),
     /// An export or import (`smuggler`).
     Smuggler(Box<crate::smuggler::SmugglerResult>),
+    /// A one-time backup.
+    Backup(crate::backup::BackupSummary),
 }
 
 /// What a patch or delete by query changed.

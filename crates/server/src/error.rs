@@ -224,6 +224,10 @@ impl From<&EngineError> for ApiError {
             EngineError::Storage(e) if e.is_disk_full() => ApiError::DiskFull(e.to_string()),
             EngineError::Storage(e @ corvid_engine::StorageError::MapFull) => ApiError::MapFull(e.to_string()),
             e @ (EngineError::Storage(_) | EngineError::Internal(_)) => ApiError::Internal(e.to_string()),
+            // A folder that is no restorable backup, an unfinished one, a bad schedule: the request's fault
+            // (400); a failing disk is the server's own error.
+            EngineError::Backup(e) if e.is_user_fault() => ApiError::BadRequest(e.to_string()),
+            EngineError::Backup(e) => ApiError::Internal(e.to_string()),
         }
     }
 }

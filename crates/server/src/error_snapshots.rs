@@ -9,6 +9,7 @@
 use crate::error::ApiError;
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
+use corvid_engine::backup::BackupError;
 use corvid_engine::{EngineError, StorageError};
 use corvid_types::{IdError, NameError, NameKind};
 use std::collections::BTreeSet;
@@ -124,12 +125,14 @@ fn engine_kind(e: &EngineError) -> &'static str {
         EngineError::Timeout(_) => "engine_timeout",
         EngineError::SubscriptionDoesNotExist(_) => "engine_subscription_does_not_exist",
         EngineError::Cancelled => "engine_cancelled",
+        EngineError::Backup(e) if e.is_user_fault() => "engine_backup_refused",
+        EngineError::Backup(_) => "engine_backup_failed",
         EngineError::Internal(_) => "engine_internal",
     }
 }
 
 /// Every kind `engine_kind` names, once each.
-const ENGINE_KIND_COUNT: usize = 24;
+const ENGINE_KIND_COUNT: usize = 26;
 
 fn engine_examples() -> Vec<EngineError> {
     vec![
@@ -156,6 +159,8 @@ fn engine_examples() -> Vec<EngineError> {
         EngineError::Timeout("Waited 15 seconds for the index to catch up".into()),
         EngineError::SubscriptionDoesNotExist("Subscription with id 7 was not found in server store".into()),
         EngineError::Cancelled,
+        EngineError::Backup(BackupError::Incomplete { path: PathBuf::from("/backups/2026-11-26-12-00-00.corvid-db-snapshot"), manifest: "corvid-snapshot.json" }),
+        EngineError::Backup(BackupError::Io { path: PathBuf::from("/backups/x"), source: std::io::Error::other("disk failed") }),
         EngineError::Internal("the merger thread is gone".into()),
     ]
 }

@@ -71,6 +71,13 @@ pub struct Landlord {
     pub idle: IdleUnloadStats,
 }
 
+/// A directory for a new database, relative to the data directory: never one used before.
+fn new_directory(name: &str) -> String {
+    let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
+    let unique = uuid::Uuid::new_v4().simple().to_string();
+    format!("databases/{safe}-{}", &unique[..8])
+}
+
 pub fn database_key(name: &str) -> String {
     name.to_lowercase()
 }
@@ -249,11 +256,9 @@ impl Landlord {
     pub fn create(&self, name: &str, settings: serde_json::Map<String, serde_json::Value>) -> Result<CatalogEntry, ApiError> {
         validate_database_name(name)?;
         let key = database_key(name);
-        let safe: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') { c } else { '_' }).collect();
-        let unique = uuid::Uuid::new_v4().simple().to_string();
         let entry = CatalogEntry {
             name: name.to_owned(),
-            directory: format!("databases/{safe}-{}", &unique[..8]),
+            directory: new_directory(name),
             created_at: corvid_types::format_date(corvid_types::now_nanos()),
             disabled: false,
             settings,
@@ -263,6 +268,8 @@ impl Landlord {
             time_series: None,
             expiration: None,
             refresh: None,
+            periodic_backups: Vec::new(),
+            backup_history: Vec::new(),
         };
         let mut entries = self.entries.lock();
         if entries.contains_key(&key) {
@@ -276,6 +283,37 @@ impl Landlord {
         drop(entries);
         let slot = self.start_loading(&entry);
         self.slots.lock().insert(key, slot);
+        Ok(entry)
+    }
+
+    /// Creates a database from files: `fill` writes them into the new database's directory (which does not
+    /// exist yet) and returns the record to keep (its name, directory and dates are replaced). The database is
+    /// registered only once its files are complete; a failure leaves nothing registered. Blocking.
+    pub fn create_from(&self, name: &str, fill: impl FnOnce(&Path) -> Result<CatalogEntry, ApiError>) -> Result<CatalogEntry, ApiError> {
+        validate_database_name(name)?;
+        let key = database_key(name);
+        if self.entries.lock().contains_key(&key) {
+            return Err(ApiError::DatabaseAlreadyExists(name.to_owned()));
+        }
+        let directory = new_directory(name);
+        let path = self.data_dir.join(&directory);
+        let record = fill(&path)?;
+        let entry = CatalogEntry {
+            name: name.to_owned(),
+            directory,
+            created_at: corvid_types::format_date(corvid_types::now_nanos()),
+            disabled: false,
+            ..record
+        };
+        let mut entries = self.entries.lock();
+        let inserted = !entries.contains_key(&key) && self.catalog.insert(&key, &entry).map_err(|e| ApiError::Internal(e.to_string()))?;
+        if !inserted {
+            drop(entries);
+            remove_dir(&path);
+            return Err(ApiError::DatabaseAlreadyExists(name.to_owned()));
+        }
+        entries.insert(key, entry.clone());
+        tracing::info!(database = %entry.name, "database created from files");
         Ok(entry)
     }
 

@@ -1,6 +1,8 @@
 //! Corvid's HTTP edge: RavenDB's routes, lenient query strings, the one mapping from errors to RavenDB error
 //! JSON, the request log and limits, and the landlord that opens databases on demand.
 
+mod backup_runs;
+mod backup_scheduler;
 mod body;
 mod changes_connections;
 mod changes_protocol;
@@ -52,6 +54,7 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     let tcp_url = config.public_tcp_url(&public_url, tcp_listener.local_addr()?);
     let state = AppState::new(config.clone(), landlord.clone(), public_url.clone(), tcp_url.clone())?;
     let app = routes::router(state.clone());
+    state.backup_scheduler.start(landlord.clone(), tokio::runtime::Handle::current())?;
     {
         use std::io::Write;
         let mut out = std::io::stdout().lock();
@@ -64,6 +67,7 @@ pub async fn serve(config: ServerConfig, shutdown: impl Future<Output = ()> + Se
     connections.accept_until(&listener, app, shutdown).await;
     // Upgraded websockets are no longer hyper's connections: tell them apart.
     state.changes_shutdown.send_replace(true);
+    state.backup_scheduler.stop();
     let started = std::time::Instant::now();
     drop(listener);
     // TCP connections (subscription workers) live as long as their clients: close them at once.

@@ -39,6 +39,8 @@ pub struct Inner {
     pub changes_connections: crate::changes_connections::ChangesConnections,
     /// Set once the server stops: open Changes API websockets close.
     pub changes_shutdown: tokio::sync::watch::Sender<bool>,
+    /// The periodic backup scheduler (`backup_scheduler.rs`), started by `serve`.
+    pub backup_scheduler: Arc<crate::backup_scheduler::BackupScheduler>,
     /// The router itself, for requests dispatched from inside a request (multi_get).
     pub router: OnceLock<axum::Router>,
     /// When the server started (monitoring's up-time).
@@ -71,6 +73,7 @@ impl AppState {
                 changes_dropped: AtomicU64::new(0),
                 changes_connections: Default::default(),
                 changes_shutdown: tokio::sync::watch::channel(false).0,
+                backup_scheduler: Arc::default(),
                 router: OnceLock::new(),
                 started_at: std::time::Instant::now(),
                 monitoring_rates: Default::default(),

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use base64::Engine as _;
 use blake2::digest::consts::U32;
@@ -28,6 +28,20 @@ pub struct BlobStore {
     /// Uploads that renamed (or found) their file and have not been answered yet, by hash.
     pins: Mutex<HashMap<String, usize>>,
     next_temp: AtomicU64,
+    /// Snapshot backups running: while any copies this directory, no file is removed (what a backup's
+    /// snapshot references must still be there when it is copied; the next opening removes leftovers).
+    collection_holds: AtomicUsize,
+}
+
+/// Keeps [`BlobStore::collect`] from removing files while held (see [`BlobStore::hold_collection`]).
+pub struct CollectionHold<'s> {
+    store: &'s BlobStore,
+}
+
+impl Drop for CollectionHold<'_> {
+    fn drop(&mut self) {
+        self.store.collection_holds.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// A synced upload: its content is at `path` under its hash and pinned until `BlobStore::unpin`.
@@ -78,7 +92,7 @@ impl BlobStore {
             std::fs::remove_dir_all(&temp).map_err(io(&temp))?;
         }
         std::fs::create_dir_all(&temp).map_err(io(&temp))?;
-        Ok(BlobStore { dir, pins: Mutex::new(HashMap::new()), next_temp: AtomicU64::new(0) })
+        Ok(BlobStore { dir, pins: Mutex::new(HashMap::new()), next_temp: AtomicU64::new(0), collection_holds: AtomicUsize::new(0) })
     }
 
     /// Where the content of `hash` is kept.
@@ -109,6 +123,9 @@ impl BlobStore {
     /// state) and no upload has pinned.
     pub fn collect(&self, hashes: &[String], referenced: impl Fn(&str) -> Result<bool, StorageError>) {
         let pins = self.pins.lock();
+        if self.collection_holds.load(Ordering::SeqCst) > 0 {
+            return;
+        }
         for hash in hashes {
             if pins.contains_key(hash) {
                 continue;
@@ -126,6 +143,19 @@ impl BlobStore {
                 Err(e) => tracing::warn!(error = %e, "cannot check attachment references"),
             }
         }
+    }
+
+    /// Stops removals until the hold is dropped. Taken under the pins lock, so a collection running now
+    /// finishes before this returns.
+    pub fn hold_collection(&self) -> CollectionHold<'_> {
+        let _pins = self.pins.lock();
+        self.collection_holds.fetch_add(1, Ordering::SeqCst);
+        CollectionHold { store: self }
+    }
+
+    /// The directory of the content files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// Hashes of every content file, for the cleanup at open.

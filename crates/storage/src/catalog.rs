@@ -51,6 +51,12 @@ pub struct CatalogEntry {
     /// The record's `Refresh` configuration as the engine rendered it; None when never configured.
     #[serde(default)]
     pub refresh: Option<serde_json::Value>,
+    /// The record's `PeriodicBackups` (`PeriodicBackupConfiguration`s as the client sent them, with `TaskId`).
+    #[serde(default)]
+    pub periodic_backups: Vec<serde_json::Value>,
+    /// The latest backup runs of the database (newest last, a bounded number), as status JSON.
+    #[serde(default)]
+    pub backup_history: Vec<serde_json::Value>,
 }
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.

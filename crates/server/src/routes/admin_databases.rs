@@ -75,7 +75,7 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
                      "PromotablesStatus": {}, "ReplicationFactor": 1, "DynamicNodesDistribution": false,
                      "Stamp": {"Index": 1, "Term": 1, "LeadersTicks": 0}, "DatabaseTopologyIdBase64": null, "PriorityOrder": []},
         "Sorters": {}, "Analyzers": {}, "Indexes": {}, "AutoIndexes": {}, "Settings": entry.settings,
-        "PeriodicBackups": [], "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
+        "PeriodicBackups": entry.periodic_backups, "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
         "OlapEtls": [], "Client": null, "Studio": null, "Revisions": entry.revisions, "RevisionsForConflicts": entry.revisions_for_conflicts,
         "Expiration": entry.expiration, "Refresh": entry.refresh,

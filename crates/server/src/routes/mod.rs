@@ -2,6 +2,7 @@
 
 mod admin_databases;
 mod attachments;
+mod backups;
 mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
@@ -22,6 +23,7 @@ mod not_supported;
 mod operations;
 mod patch;
 mod queries;
+mod restore;
 mod revisions;
 mod server;
 mod smuggler;
@@ -139,6 +141,10 @@ pub fn router(state: AppState) -> Router {
         .route("/subscriptions/state", get(subscriptions::subscription_state))
         .route("/subscriptions/drop", post(subscriptions::drop_connections))
         .route("/admin/tasks/state", post(subscriptions::toggle_task))
+        .route("/admin/periodic-backup", post(backups::put_periodic_backup))
+        .route("/admin/backup", post(backups::backup_once))
+        .route("/admin/backup/database", post(backups::backup_task_now))
+        .route("/periodic-backup/history", get(backups::backup_history))
         .route("/admin/revisions/config", post(revisions::post_config))
         .route("/admin/revisions/conflicts/config", post(revisions::post_conflicts_config))
         .route("/admin/revisions", axum::routing::delete(revisions::delete))
@@ -176,6 +182,10 @@ pub fn router(state: AppState) -> Router {
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
         .route("/admin/compact", post(compaction::compact))
+        .route("/admin/restore/database", post(restore::restore_database))
+        .route("/periodic-backup", get(backups::get_periodic_backup))
+        .route("/periodic-backup/status", get(backups::periodic_backup_status))
+        .route("/admin/debug/periodic-backup/timers", get(backups::timers))
         .route("/info/tcp", get(tcp_info::server_tcp_info))
         .route("/info/remote-task/tcp", get(tcp_info::remote_task_tcp_info))
         .nest("/databases/{db}", database)

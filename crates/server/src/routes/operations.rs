@@ -68,6 +68,7 @@ fn result_json(result: &OperationResult) -> Value {
         OperationResult::ByQuery(result) => by_query_result_json(result),
         OperationResult::BulkInsert(summary) => super::bulk_insert::summary_json(summary),
         OperationResult::Smuggler(result) => super::smuggler::result_json(result),
+        OperationResult::Backup(summary) => super::backups::result_json(summary),
         OperationResult::Revert(summary) => json!({
             "$type": "Raven.Server.Documents.Revisions.RevertResult, Raven.Server",
             "ScannedRevisions": summary.scanned_revisions, "ScannedDocuments": summary.scanned_documents,
