@@ -1,9 +1,11 @@
 //! `corvid`: the server binary. `corvid serve` (or the RavenDB-style arguments the official launchers pass)
-//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage.
+//! starts the server; see README for every setting. `corvid check` checks a stopped server's storage;
+//! `corvid replay-trace` replays an indexing trace.
 
 mod check;
 mod data_dir_lock;
 mod ravendb_settings;
+mod replay_trace;
 mod settings;
 
 /// mimalloc instead of glibc's malloc: writers, parsers and indexers hand buffers between threads, and
@@ -19,6 +21,9 @@ fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("check") {
         return check::run(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("replay-trace") {
+        return replay_trace::run(&args[1..]);
     }
     let parsed = match settings::Settings::from_args(&args) {
         Ok(settings::Command::Serve(s)) => s,
@@ -36,6 +41,10 @@ fn main() -> std::process::ExitCode {
         }
     };
     init_logging(&parsed.log_filter);
+    if let Err(e) = corvid_server::logs::sink().configure_files(parsed.logs.clone()) {
+        eprintln!("corvid: cannot write log files: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
     for ignored in &parsed.ignored {
         tracing::info!(setting = %ignored, "ignoring RavenDB setting that Corvid does not use");
     }
@@ -49,9 +58,22 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// tracing's lines go through the server's log sink (stderr, log files, `/admin/logs/watch`); the filter
+/// sits behind a reload handle so `/admin/logs/configuration` can change the level.
 fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).with_target(false).init();
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let initial = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (filter_layer, reload) = tracing_subscriber::reload::Layer::new(initial);
+    let format = tracing_subscriber::fmt::layer().with_writer(|| corvid_server::logs::SinkWriter).with_ansi(false).with_target(false);
+    tracing_subscriber::registry().with(filter_layer).with(format).init();
+    corvid_server::logs::sink().set_level_control(
+        filter,
+        Box::new(move |new: &str| {
+            let parsed = tracing_subscriber::EnvFilter::try_new(new).map_err(|e| e.to_string())?;
+            reload.reload(parsed).map_err(|e| e.to_string())
+        }),
+    );
 }
 
 fn run(settings: settings::Settings) -> std::io::Result<()> {

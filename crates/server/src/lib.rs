@@ -11,7 +11,9 @@ mod error;
 #[cfg(test)]
 mod error_snapshots;
 mod landlord;
+pub mod logs;
 mod middleware;
+mod process_info;
 mod query;
 mod query_gate;
 mod request_headers;

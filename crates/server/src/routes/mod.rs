@@ -1,6 +1,7 @@
 //! The router. Route modules mirror RavenDB's URL families.
 
 mod admin_databases;
+mod admin_logs;
 mod attachments;
 mod bulk_attachments;
 mod bulk_docs;
@@ -14,7 +15,10 @@ mod database_config;
 mod database_state;
 mod docs;
 mod hilo;
+mod index_performance;
+mod index_trace;
 mod indexes;
+mod info_package;
 mod multi_get;
 mod not_supported;
 mod operations;
@@ -122,6 +126,9 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status))
+        .route("/indexes/performance", get(index_performance::performance))
+        .route("/indexes/performance/live", get(index_performance::live))
+        .route("/admin/indexes/trace", post(index_trace::trace))
         .route("/info/tcp", get(tcp_info::database_tcp_info))
         .route("/subscriptions", put(subscriptions::create).get(subscriptions::list).delete(subscriptions::delete))
         .route("/subscriptions/update", post(subscriptions::update))
@@ -153,6 +160,9 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/sorters", all_methods(database_config::custom_sorters))
         .route("/admin/analyzers", all_methods(database_config::custom_analyzers))
         .route("/admin/metrics", get(stats::metrics))
+        .route("/admin/debug/info-package", get(info_package::info_package))
+        .route("/admin/logs/configuration", get(admin_logs::configuration).post(admin_logs::set_configuration))
+        .route("/admin/logs/watch", get(admin_logs::watch))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
         .route("/admin/compact", post(compaction::compact))
