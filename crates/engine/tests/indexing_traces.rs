@@ -42,14 +42,19 @@ fn a_replayed_trace_gives_the_live_digest_with_any_commit_points() {
         let commands = (0..50)
             .map(|i| {
                 let friend = format!("users/{}", (i + 1) % 50);
-                put(format!("users/{i}"), json!({"Name": format!("u{i}-{round}"), "Age": i + round, "Friend": friend, "@metadata": {"@collection": "Users"}}))
+                put(
+                    format!("users/{i}"),
+                    json!({"Name": format!("u{i}-{round}"), "Age": i + round, "Friend": friend, "@metadata": {"@collection": "Users"}}),
+                )
             })
             .collect();
         db.batch_blocking(commands).unwrap();
         caught_up(&db);
     }
-    db.batch_blocking((0..50).step_by(7).map(|i| BatchCommand::Delete { id: format!("users/{i}"), expected: ExpectedChangeVector::Any }).collect())
-        .unwrap();
+    db.batch_blocking(
+        (0..50).step_by(7).map(|i| BatchCommand::Delete { id: format!("users/{i}"), expected: ExpectedChangeVector::Any }).collect(),
+    )
+    .unwrap();
     caught_up(&db);
     let summary = db.stop_index_trace("Users/ByName").unwrap();
     assert!(summary.batches >= 4, "{summary:?}");

@@ -170,7 +170,7 @@ pub fn replay_trace(path: &Path, options: &ReplayOptions) -> Result<ReplayReport
             break;
         }
         report.commits += 1;
-        if options.restart_every.is_some_and(|m| m > 0 && report.commits % m as u64 == 0) {
+        if options.restart_every.is_some_and(|m| m > 0 && report.commits.is_multiple_of(m as u64)) {
             handle.index.checkpoint()?;
             drop(handle);
             handle = IndexHandle::open(header.definition.clone(), &dir)?;
