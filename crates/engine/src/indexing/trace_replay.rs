@@ -5,7 +5,10 @@
 //! they are.
 //!
 //! The trace is read into memory whole. `load()` answers from the documents the trace holds (the batches'
-//! own and the ones recorded as loaded), in the state they had at that point of the trace.
+//! own and the ones recorded as loaded), in the state they had at that point of the trace. Known limit: with
+//! `commit_every`, a document that loads another document of its own recorded batch may be mapped before
+//! that document is in the replay's view, where the live worker saw the whole batch's snapshot; indexes
+//! without `load()` replay exactly with any commit points.
 
 use std::collections::HashMap;
 use std::io::BufRead;
