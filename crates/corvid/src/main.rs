@@ -2,12 +2,14 @@
 //! starts the server; see README for every setting. `corvid check` checks a stopped server's storage;
 //! `corvid export`/`corvid import` move a database to or from a dump file.
 //! `corvid backup` and `corvid restore` drive a running server's backup and restore.
+//! `corvid replay-trace` replays an indexing trace.
 
 mod backup_cli;
 mod check;
 mod data_dir_lock;
 mod http_client;
 mod ravendb_settings;
+mod replay_trace;
 mod settings;
 mod transfer;
 
@@ -28,6 +30,7 @@ fn main() -> std::process::ExitCode {
         Some("import") => return transfer::run(transfer::Direction::Import, &args[1..]),
         Some("backup") => return backup_cli::run_backup(&args[1..]),
         Some("restore") => return backup_cli::run_restore(&args[1..]),
+        Some("replay-trace") => return replay_trace::run(&args[1..]),
         _ => {}
     }
     let parsed = match settings::Settings::from_args(&args) {
@@ -46,6 +49,10 @@ fn main() -> std::process::ExitCode {
         }
     };
     init_logging(&parsed.log_filter);
+    if let Err(e) = corvid_server::logs::sink().configure_files(parsed.logs.clone()) {
+        eprintln!("corvid: cannot write log files: {e}");
+        return std::process::ExitCode::FAILURE;
+    }
     for ignored in &parsed.ignored {
         tracing::info!(setting = %ignored, "ignoring RavenDB setting that Corvid does not use");
     }
@@ -59,9 +66,22 @@ fn main() -> std::process::ExitCode {
     }
 }
 
+/// tracing's lines go through the server's log sink (stderr, log files, `/admin/logs/watch`); the filter
+/// sits behind a reload handle so `/admin/logs/configuration` can change the level.
 fn init_logging(filter: &str) {
-    let filter = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(false).with_target(false).init();
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let initial = tracing_subscriber::EnvFilter::try_new(filter).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let (filter_layer, reload) = tracing_subscriber::reload::Layer::new(initial);
+    let format = tracing_subscriber::fmt::layer().with_writer(|| corvid_server::logs::SinkWriter).with_ansi(false).with_target(false);
+    tracing_subscriber::registry().with(filter_layer).with(format).init();
+    corvid_server::logs::sink().set_level_control(
+        filter,
+        Box::new(move |new: &str| {
+            let parsed = tracing_subscriber::EnvFilter::try_new(new).map_err(|e| e.to_string())?;
+            reload.reload(parsed).map_err(|e| e.to_string())
+        }),
+    );
 }
 
 fn run(settings: settings::Settings) -> std::io::Result<()> {

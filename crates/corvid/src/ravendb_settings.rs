@@ -32,7 +32,11 @@ pub fn translate(name: &str, value: &str) -> Translation {
         "databases.maxidletimeinsec" => corvid("max_idle_time_sec", value),
         "http.useresponsecompression" => corvid("http_response_compression", value),
         "logs.mode" if value.trim().eq_ignore_ascii_case("none") => corvid("log_requests", "false"),
-        "logs.mode" => Translation::NoEffect("Corvid writes its log to stderr"),
+        "logs.mode" => Translation::NoEffect("Corvid writes its log to stderr, and to files with Logs.Path"),
+        "logs.path" => corvid("logs_path", value),
+        "logs.retentionsize" | "logs.retentionsizeinmb" => corvid("logs_retention_size_mb", value),
+        "logs.retentiontime" | "logs.retentiontimeinhrs" => corvid("logs_retention_time_hours", value),
+        "logs.maxfilesize" | "logs.maxfilesizeinmb" => corvid("logs_max_file_size_mb", value),
         "logs.minlevel" | "logs.level" => match log_filter(value) {
             Some(filter) => corvid("log", filter),
             None => corvid("log", value),

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use corvid_server::logs::LogFileSettings;
 use corvid_server::ServerConfig;
 use serde::Deserialize;
 
@@ -13,6 +14,7 @@ use crate::ravendb_settings::{self, Translation};
 pub const USAGE: &str = "\
 usage: corvid serve [options]
        corvid check --data-dir <path>    check a stopped server's storage (corvid check --help)
+       corvid replay-trace <file>        replay an indexing trace (corvid replay-trace --help)
 
 options (each also as CORVID_<NAME> environment variable, or a key in the TOML file):
   --url <http://host:port>          listen address; port 0 picks a free port   [http://127.0.0.1:8080]
@@ -47,6 +49,11 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --query-queue-timeout-ms <n>      a queued query gets 503 after this long    [30000]
   --log-requests-slower-than-ms <n> log only requests taking at least this     [0]
   --log <filter>                    log filter, e.g. info or debug             [info]
+  --logs-path <dir>                 also write the log to files in <dir> (Logs.Path)  [none]
+  --logs-retention-size-mb <n>      keep the log files under n MiB (Logs.RetentionSizeInMb)  [1024]
+  --logs-retention-time-hours <n>   remove log files older than n hours (Logs.RetentionTimeInHrs)  [72]
+  --logs-max-file-size-mb <n>       start a new log file past n MiB (Logs.MaxFileSizeInMb)  [128]
+  --logs-json <true|false>          log files as JSON lines {Time, Level, Message}  [false]
   --auto-index-idle-after-ms <n>    unqueried automatic index becomes idle     [1800000]
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
   --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
@@ -87,6 +94,11 @@ const SETTING_NAMES: &[&str] = &[
     "debug_slow_open",
     "auto_index_idle_after_ms",
     "auto_index_delete_after_ms",
+    "logs_path",
+    "logs_retention_size_mb",
+    "logs_retention_time_hours",
+    "logs_max_file_size_mb",
+    "logs_json",
 ];
 
 pub enum Command {
@@ -101,6 +113,8 @@ pub struct Settings {
     pub run_in_memory: bool,
     pub parent_pid: Option<u32>,
     pub log_filter: String,
+    /// Log files and their retention (none by default: the log goes to stderr).
+    pub logs: LogFileSettings,
     pub ignored: Vec<String>,
 }
 
@@ -133,6 +147,11 @@ struct FileSettings {
     log: Option<String>,
     auto_index_idle_after_ms: Option<u64>,
     auto_index_delete_after_ms: Option<u64>,
+    logs_path: Option<PathBuf>,
+    logs_retention_size_mb: Option<u64>,
+    logs_retention_time_hours: Option<u64>,
+    logs_max_file_size_mb: Option<u64>,
+    logs_json: Option<bool>,
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
@@ -149,7 +168,14 @@ fn parse_bool(name: &str, value: &str) -> Result<bool, String> {
 
 impl Settings {
     fn defaults() -> Settings {
-        Settings { config: ServerConfig::default(), run_in_memory: false, parent_pid: None, log_filter: "info".into(), ignored: Vec::new() }
+        Settings {
+            config: ServerConfig::default(),
+            run_in_memory: false,
+            parent_pid: None,
+            log_filter: "info".into(),
+            logs: LogFileSettings::default(),
+            ignored: Vec::new(),
+        }
     }
 
     /// Applies one named setting (`name` in snake_case) from any source.
@@ -188,6 +214,11 @@ impl Settings {
             "auto_index_idle_after_ms" => c.database.auto_index_idle_after = Duration::from_millis(parse(name, value)?),
             "auto_index_delete_after_ms" => c.database.auto_index_delete_after = Duration::from_millis(parse(name, value)?),
             "log" => self.log_filter = value.to_owned(),
+            "logs_path" => self.logs.path = Some(PathBuf::from(value)),
+            "logs_retention_size_mb" => self.logs.retention_bytes = parse::<u64>(name, value)?.saturating_mul(1 << 20),
+            "logs_retention_time_hours" => self.logs.retention_time = Duration::from_secs(parse::<u64>(name, value)?.saturating_mul(3600)),
+            "logs_max_file_size_mb" => self.logs.max_file_bytes = parse::<u64>(name, value)?.max(1).saturating_mul(1 << 20),
+            "logs_json" => self.logs.json = parse_bool(name, value)?,
             "debug_slow_open" => {
                 let (prefix, ms) = value.rsplit_once(':').ok_or_else(|| format!("{name} must be <database-name-prefix>:<milliseconds>"))?;
                 c.slow_open = Some((prefix.to_owned(), Duration::from_millis(parse(name, ms)?)));
@@ -227,6 +258,11 @@ impl Settings {
             ("log", file.log),
             ("auto_index_idle_after_ms", file.auto_index_idle_after_ms.map(|v| v.to_string())),
             ("auto_index_delete_after_ms", file.auto_index_delete_after_ms.map(|v| v.to_string())),
+            ("logs_path", file.logs_path.map(|p| p.display().to_string())),
+            ("logs_retention_size_mb", file.logs_retention_size_mb.map(|v| v.to_string())),
+            ("logs_retention_time_hours", file.logs_retention_time_hours.map(|v| v.to_string())),
+            ("logs_max_file_size_mb", file.logs_max_file_size_mb.map(|v| v.to_string())),
+            ("logs_json", file.logs_json.map(|v| v.to_string())),
         ];
         for (name, value) in pairs {
             if let Some(value) = value {

@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod document_index;
+mod entries_digest;
 mod entry;
 mod error;
 mod facets;
@@ -33,6 +34,7 @@ mod soft_sync_tests;
 mod tests;
 
 pub use document_index::{DocumentIndex, IndexBatch, RecentSegments, CHECKPOINT_INTERVAL};
+pub use entries_digest::EntriesDigest;
 pub use error::IndexError;
 pub use facets::{Aggregate, FacetAnswer, FacetCounts, FacetRequest, TermCount};
 pub use filter::{Filter, Shape, SpatialRelation, Value};

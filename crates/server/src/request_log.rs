@@ -1,6 +1,6 @@
 //! The request log: `<time>  INFO Request #  12: GET -    31 ms - 200 - /path?query` per request (or per
-//! slow request), written without allocating into a shared buffer that a background thread hands to stderr
-//! every 100 ms. A request never waits for stderr: while it is blocked and the buffer is full, lines are
+//! slow request), written without allocating into a shared buffer that a background thread hands to the log
+//! sink (stderr, the log files, live watchers: `logs`) every 100 ms. A request never waits for stderr: while it is blocked and the buffer is full, lines are
 //! dropped and the number dropped is logged once it drains.
 
 use std::io::Write;
@@ -51,7 +51,7 @@ impl RequestLog {
         let (done_tx, done_rx) = mpsc::channel();
         let writer = shared.clone();
         std::thread::Builder::new().name("request-log".into()).spawn(move || {
-            writer.write_until_closed(&mut std::io::stderr());
+            writer.write_until_closed(&mut crate::logs::SinkWriter);
             let _ = done_tx.send(());
         })?;
         Ok(RequestLog { slower_than, shared, finished: Mutex::new(Some(done_rx)) })

@@ -16,6 +16,8 @@ use super::control::IndexControl;
 use super::definition::AutoIndexDefinition;
 use super::failure::Attempts;
 use super::output_collection::ReduceOutput;
+use super::performance::PerformanceHistory;
+use super::trace::TraceRecorder;
 use crate::commit_watch::CommitWatch;
 use crate::EngineError;
 
@@ -122,6 +124,35 @@ impl IndexBackend {
         }
     }
 
+    /// Writes and fsyncs the tantivy commits held in memory (the LMDB stores commit durably already).
+    pub fn checkpoint(&self) -> Result<(), EngineError> {
+        let index = match self {
+            IndexBackend::Search(index) => index,
+            IndexBackend::StaticReduce { results, .. } => results,
+            IndexBackend::Reduce(_) => return Ok(()),
+        };
+        index.checkpoint().map_err(|e| EngineError::Internal(e.to_string()))
+    }
+
+    /// A digest of the committed entries that does not depend on how they were committed
+    /// (`corvid_index::EntriesDigest`; for automatic map-reduce indexes the same sum over the reduce rows).
+    pub fn entries_digest(&self) -> Result<String, EngineError> {
+        let index = match self {
+            IndexBackend::Search(index) => index,
+            IndexBackend::StaticReduce { results, .. } => results,
+            IndexBackend::Reduce(store) => {
+                let rows = store.rows()?;
+                let mut digest = corvid_index::EntriesDigest { entries: rows.len() as u64, ..Default::default() };
+                for row in rows {
+                    let values: Vec<u8> = row.values.iter().flat_map(|v| v.to_le_bytes()).collect();
+                    digest.add(row.reduce_key.as_bytes(), "values", &values);
+                }
+                return Ok(digest.text());
+            }
+        };
+        Ok(index.entries_digest().map_err(|e| EngineError::Internal(e.to_string()))?.text())
+    }
+
     /// Bytes the backend's files take.
     pub fn size_on_disk(&self) -> u64 {
         match self {
@@ -185,6 +216,10 @@ pub struct IndexHandle {
     pub output: Option<ReduceOutput>,
     /// The output documents must be compared with the stored results (at start, after a failed write).
     pub output_resync: AtomicBool,
+    /// The last batches' counts and timings (`/indexes/performance`).
+    pub performance: PerformanceHistory,
+    /// Records what the worker consumes while an indexing trace is on.
+    pub trace: TraceRecorder,
     stop: AtomicBool,
     worker: Mutex<Option<JoinHandle<()>>>,
 }
@@ -212,6 +247,8 @@ impl IndexHandle {
             references: if is_static { Some(ReferenceStore::open(&dir.join("references"))?) } else { None },
             output,
             output_resync: AtomicBool::new(true),
+            performance: PerformanceHistory::default(),
+            trace: TraceRecorder::default(),
             stop: AtomicBool::new(false),
             worker: Mutex::new(None),
         })

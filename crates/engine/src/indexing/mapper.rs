@@ -80,7 +80,7 @@ impl Mapper {
     }
 
     /// The entries of one document (static indexes).
-    pub(super) fn map_document(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, MapError> {
+    pub(super) fn map_document(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_>) -> Result<Vec<Entry>, MapError> {
         let entries = self.map_unchecked(record, host)?;
         if entries.len() > MAX_OUTPUTS_PER_DOCUMENT {
             return Err(MapError::TooManyEntries(entries.len(), MAX_OUTPUTS_PER_DOCUMENT));
@@ -88,7 +88,7 @@ impl Mapper {
         Ok(entries)
     }
 
-    fn map_unchecked(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_, '_>) -> Result<Vec<Entry>, MapError> {
+    fn map_unchecked(&self, record: &DocumentRecord, host: &mut SnapshotHost<'_>) -> Result<Vec<Entry>, MapError> {
         match self {
             Mapper::Paths => Err(MapError::MappedByPath),
             Mapper::JavaScript(program) => Ok(program.map(&record.collection, &record.to_json_string(false), host)?),
@@ -140,16 +140,29 @@ impl Mapper {
     }
 }
 
-/// Answers `load()` in index maps from the batch's snapshot, and remembers what was loaded.
-pub(super) struct SnapshotHost<'a, 't> {
-    snapshot: &'a ReadTxn<'t>,
+/// Where `load()` in index maps finds documents: the batch's storage snapshot, or a replayed trace's
+/// documents (`trace_replay.rs`).
+pub(super) trait DocumentSource {
+    /// The document stored under `key` (a lower-cased id), if any.
+    fn document(&self, key: &str) -> Result<Option<DocumentRecord>, corvid_storage::StorageError>;
+}
+
+impl DocumentSource for ReadTxn<'_> {
+    fn document(&self, key: &str) -> Result<Option<DocumentRecord>, corvid_storage::StorageError> {
+        ReadTxn::document(self, key)
+    }
+}
+
+/// Answers `load()` in index maps from the batch's document source, and remembers what was loaded.
+pub(super) struct SnapshotHost<'a> {
+    snapshot: &'a dyn DocumentSource,
     /// Keys loaded while mapping the current document (its references).
     loaded: Vec<String>,
 }
 
-impl<'a, 't> SnapshotHost<'a, 't> {
+impl<'a> SnapshotHost<'a> {
     /// A host reading from `snapshot`.
-    pub(super) fn new(snapshot: &'a ReadTxn<'t>) -> Self {
+    pub(super) fn new(snapshot: &'a dyn DocumentSource) -> Self {
         SnapshotHost { snapshot, loaded: Vec::new() }
     }
 
@@ -159,7 +172,7 @@ impl<'a, 't> SnapshotHost<'a, 't> {
     }
 }
 
-impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
+impl corvid_linq::DocumentLoader for SnapshotHost<'_> {
     fn load(&mut self, id: &str) -> Option<Value> {
         self.loaded.push(id_key(id));
         let record = self.snapshot.document(&id_key(id)).ok()??;
@@ -167,7 +180,7 @@ impl corvid_linq::DocumentLoader for SnapshotHost<'_, '_> {
     }
 }
 
-impl Host for SnapshotHost<'_, '_> {
+impl Host for SnapshotHost<'_> {
     fn call(&mut self, op: &str, arguments_json: &str) -> Result<String, String> {
         let arguments: Vec<Value> = corvid_types::json::parse(arguments_json).map_err(|e| e.to_string())?;
         match (op, arguments.first()) {

@@ -10,6 +10,7 @@
 
 mod aggregation;
 mod all_docs;
+mod batch_apply;
 mod compile;
 mod control;
 mod definition;
@@ -22,8 +23,11 @@ mod linq_map;
 mod mapper;
 mod output_collection;
 mod output_references;
+mod performance;
 mod registry;
 mod static_index;
+mod trace;
+mod trace_replay;
 mod worker;
 
 pub use aggregation::{array_content_path, group_by_array_content, Aggregation};
@@ -36,5 +40,8 @@ pub use handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError, REPLA
 pub use js_map::JsMapCompileError;
 pub use output_collection::{output_collection_of, ReduceOutput};
 pub use output_references::ReferencePatternError;
+pub use performance::{BatchEnd, BatchPerformance, KEPT_BATCHES};
 pub use registry::{AutoIndexLifetimes, IndexAnnouncer, IndexRegistry};
 pub use static_index::{SourceLanguage, StaticIndex};
+pub use trace::{TraceError, TraceSummary};
+pub use trace_replay::{replay_trace, ReplayOptions, ReplayReport};

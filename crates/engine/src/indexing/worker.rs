@@ -5,22 +5,20 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Weak;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use corvid_index::{DocumentIndex, MappedDocument};
-use corvid_storage::MapOutput;
-use corvid_storage::{DocumentEntries, MapReduceStore, ReadTxn, ReferenceStore};
+use corvid_index::DocumentIndex;
+use corvid_storage::{MapReduceStore, ReadTxn, ReferenceStore};
 use corvid_storage::{Store, TransactionMerger};
 use corvid_types::{id_key, now_nanos};
 
-use super::aggregation::{array_content_path, Aggregation};
-use super::definition::AutoIndexDefinition;
+use super::batch_apply::{apply_batch, result_entry, Applied, BatchInput, BatchSource};
 use super::handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError};
-use super::mapper::{MapError, Mapper, SnapshotHost};
-use super::output_collection::OutputChanges;
+use super::mapper::{DocumentSource, Mapper};
+use super::performance::{BatchEnd, BatchTimer};
+use super::trace::{batch_line, TraceLine, TraceRecorder, TracedDocument};
 use crate::changes::IndexChangeKind;
 use crate::commit_watch::CommitWatch;
-use crate::query::projection::value_at;
 use crate::EngineError;
 
 /// Documents per tantivy commit when keeping up with writes: small enough that new writes become visible
@@ -44,26 +42,6 @@ const BATCH_BYTES: usize = 128 << 20;
 /// After a failed batch the worker waits 1 s, then twice as long after each further failure, up to this: a
 /// full disk is retried without spinning and picked up again within seconds once space returns.
 const MAX_RETRY_PAUSE: Duration = Duration::from_secs(5);
-
-/// Several entries of one document become one: each field holds every entry's values.
-fn merge_entries(mut entries: Vec<serde_json::Map<String, serde_json::Value>>) -> serde_json::Value {
-    if entries.len() == 1 {
-        return serde_json::Value::Object(entries.pop().expect("one entry"));
-    }
-    let mut merged: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
-    for entry in entries {
-        for (field, value) in entry {
-            let slot = merged.entry(field).or_insert_with(|| serde_json::Value::Array(Vec::new()));
-            if let serde_json::Value::Array(values) = slot {
-                match value {
-                    serde_json::Value::Array(items) => values.extend(items),
-                    other => values.push(other),
-                }
-            }
-        }
-    }
-    serde_json::Value::Object(merged)
-}
 
 /// What a worker tells the owner of its index: that the index caught up, and what the Changes API reports
 /// (a batch committed, the index errored). The registry implements it; the worker holds it weakly, so that a
@@ -254,153 +232,6 @@ fn checkpoint(handle: &IndexHandle, stopping: bool) {
     *reported = failure.is_some();
 }
 
-/// What mapping made of one document for a search index.
-enum Mapped {
-    Entry(MappedDocument),
-    /// No entries (or the map failed): the document's old entry goes.
-    Nothing(String),
-}
-
-/// Whether the worker must drop its batch: the index is being deleted or stopped, or has failed too often.
-fn interrupted(handle: &IndexHandle) -> bool {
-    handle.should_stop() || handle.error_if_failing(false)
-}
-
-/// Runs a static index's maps, handing each document's outcome to `emit` as soon as it is mapped. A
-/// failing document is an indexing error of that document only. False when the batch was interrupted
-/// (see [`interrupted`]): it must not be committed.
-fn map_static(
-    handle: &IndexHandle,
-    program: &Mapper,
-    snapshot: &ReadTxn<'_>,
-    records: Vec<corvid_storage::DocumentRecord>,
-    references: &mut Vec<(String, Vec<String>)>,
-    emit: &mut dyn FnMut(Mapped) -> Result<(), EngineError>,
-) -> Result<bool, EngineError> {
-    let mut host = SnapshotHost::new(snapshot);
-    for record in records {
-        if interrupted(handle) {
-            return Ok(false);
-        }
-        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        let mapped_entries = program.map_document(&record, &mut host);
-        references.push((id_key(&record.id), host.take_loaded()));
-        match mapped_entries {
-            Ok(entries) => {
-                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
-                if entries.is_empty() {
-                    emit(Mapped::Nothing(id_key(&record.id)))?;
-                } else {
-                    emit(Mapped::Entry(MappedDocument { key: id_key(&record.id), body: merge_entries(entries) }))?;
-                }
-            }
-            Err(e) => {
-                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                let message = e.to_string();
-                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
-                emit(Mapped::Nothing(id_key(&record.id)))?;
-            }
-        }
-    }
-    Ok(true)
-}
-
-/// Maps documents for a static map-reduce index: each document's entries under their reduce keys (None
-/// for deleted documents and documents whose map failed, so their old contributions are taken back).
-/// `None` when the batch was interrupted (see [`interrupted`]).
-fn map_for_reduce(
-    handle: &IndexHandle,
-    program: &Mapper,
-    snapshot: &ReadTxn<'_>,
-    records: Vec<corvid_storage::DocumentRecord>,
-    deletes: Vec<String>,
-    references: &mut Vec<(String, Vec<String>)>,
-) -> Option<Vec<(String, Option<DocumentEntries>)>> {
-    let mut host = SnapshotHost::new(snapshot);
-    // Deletes first, so a document deleted and written again in this batch keeps its new entries.
-    let mut changes: Vec<(String, Option<DocumentEntries>)> = deletes.into_iter().map(|d| (d, None)).collect();
-    for record in records {
-        if interrupted(handle) {
-            return None;
-        }
-        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        let keyed = program.map_document(&record, &mut host).and_then(|entries| {
-            entries
-                .into_iter()
-                .map(|entry| {
-                    let text = serde_json::Value::Object(entry).to_string();
-                    Ok((program.reduce_key(&text)?, text))
-                })
-                .collect::<Result<DocumentEntries, MapError>>()
-        });
-        references.push((id_key(&record.id), host.take_loaded()));
-        match keyed {
-            Ok(entries) => {
-                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
-                changes.push((id_key(&record.id), Some(entries)));
-            }
-            Err(e) => {
-                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                let message = e.to_string();
-                handle.record_error(IndexingError { document: record.id.clone(), message, at: now_nanos(), action: IndexingAction::Map });
-                changes.push((id_key(&record.id), None));
-            }
-        }
-    }
-    Some(changes)
-}
-
-/// Parses each document's body, handing it to `emit`; a body that is not JSON is an indexing error of that
-/// document only.
-fn parse_documents(
-    handle: &IndexHandle,
-    records: Vec<corvid_storage::DocumentRecord>,
-    emit: &mut dyn FnMut(MappedDocument) -> Result<(), EngineError>,
-) -> Result<(), EngineError> {
-    for record in records {
-        handle.counters.map_attempts.fetch_add(1, Ordering::Relaxed);
-        match corvid_types::json::parse(&record.body) {
-            Ok(body) => {
-                handle.counters.map_successes.fetch_add(1, Ordering::Relaxed);
-                emit(MappedDocument { key: id_key(&record.id), body })?;
-            }
-            Err(e) => {
-                handle.counters.map_errors.fetch_add(1, Ordering::Relaxed);
-                handle.record_error(IndexingError {
-                    document: record.id,
-                    message: e.to_string(),
-                    at: now_nanos(),
-                    action: IndexingAction::Map,
-                });
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A document's contribution to a map-reduce index: its reduce key (the JSON array of its group values)
-/// and its count and sums.
-fn reduce_output(definition: &AutoIndexDefinition, body: &serde_json::Value) -> MapOutput {
-    // `array(path)` keys hold the whole array at the path, as a plain path with `[]` does here.
-    let key: Vec<serde_json::Value> = definition.group_by.iter().map(|g| value_at(body, array_content_path(g).unwrap_or(g))).collect();
-    let mut values = vec![1.0];
-    for aggregation in definition.sums() {
-        if let Aggregation::Sum(path) = aggregation {
-            values.push(number_sum(&value_at(body, path)));
-        }
-    }
-    MapOutput { reduce_key: serde_json::Value::Array(key).to_string(), values }
-}
-
-fn number_sum(value: &serde_json::Value) -> f64 {
-    match value {
-        serde_json::Value::Number(n) => n.as_f64().unwrap_or(0.0),
-        serde_json::Value::String(s) => s.trim().parse().unwrap_or(0.0),
-        serde_json::Value::Array(items) => items.iter().map(number_sum).sum(),
-        _ => 0.0,
-    }
-}
-
 /// Adds to the batch the documents whose loaded documents changed (or were deleted) in (from, cut], so a
 /// change to a referenced document re-indexes the documents that loaded it.
 fn add_dependents(
@@ -473,12 +304,6 @@ fn resync_results(handle: &IndexHandle, reduced: &MapReduceStore, results: &Docu
     Ok(())
 }
 
-/// The results index entry of one reduce key, from its results (JSON texts); `None` when it has none.
-fn result_entry(key: String, texts: &[String]) -> Option<MappedDocument> {
-    let entries: Vec<serde_json::Map<String, serde_json::Value>> = texts.iter().filter_map(|t| corvid_types::json::parse(t).ok()).collect();
-    (!entries.is_empty()).then(|| MappedDocument { key, body: merge_entries(entries) })
-}
-
 /// Indexes one batch; false when there was nothing to do.
 fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, mapper: &Mapper) -> Result<bool, EngineError> {
     if let (Some(output), IndexBackend::StaticReduce { store: reduced, .. }) = (&handle.output, &handle.index) {
@@ -497,16 +322,67 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
         return Ok(false);
     }
     *handle.status.lock() = format!("Indexing documents after etag {from}");
+    let mut timer = BatchTimer::start();
+    let read_started = Instant::now();
+    let (input, end) = read_batch(handle, &snapshot, from, last_etag)?;
+    timer.stats.read = read_started.elapsed();
+    timer.stats.documents_read = input.records.len() as u64;
+    timer.stats.tombstones_read = input.deletes.len() as u64;
+    timer.stats.documents_bytes = input.records.iter().map(|r| r.body.len() as u64).sum();
+    timer.stats.cut = input.cut;
+    timer.stats.end = end;
+    let cut = input.cut;
+    let tracing = handle.trace.is_recording();
+    if tracing {
+        handle.trace.record(&batch_line(&input.records, &input.deletes, cut));
+    }
+    let applied = if tracing {
+        let source = TracingSource::new(snapshot, &handle.trace, &input.records);
+        apply_batch(handle, Some(merger), mapper, source, input, &mut timer.stats)
+    } else {
+        apply_batch(handle, Some(merger), mapper, snapshot, input, &mut timer.stats)
+    };
+    let applied = match applied {
+        Ok(applied) => applied,
+        Err(e) => {
+            if tracing {
+                handle.trace.record(&TraceLine::Dropped(true));
+            }
+            return Err(e);
+        }
+    };
+    if tracing {
+        handle.trace.record(&match applied {
+            Applied::Interrupted => TraceLine::Dropped(true),
+            Applied::Done { .. } => TraceLine::Commit(cut),
+        });
+    }
+    if applied == Applied::Interrupted {
+        timer.stats.end = BatchEnd::Interrupted;
+    }
+    let read_something = timer.stats.documents_read + timer.stats.tombstones_read > 0;
+    if read_something || applied == Applied::Interrupted {
+        let memory = tantivy_index(handle).map_or(0, |index| index.memory_bytes() as u64);
+        handle.performance.record(timer.finish(memory));
+    }
+    Ok(true)
+}
+
+/// Reads the documents and tombstones after `from` that the index takes, up to the batch's size, and the
+/// documents to re-map because a document they load changed; with why the batch ended.
+fn read_batch(handle: &IndexHandle, snapshot: &ReadTxn<'_>, from: u64, last_etag: u64) -> Result<(BatchInput, BatchEnd), EngineError> {
     let definition = &handle.definition;
     let batch = if last_etag - from > CATCH_UP_AFTER { CATCH_UP_BATCH } else { BATCH };
     let mut records = Vec::new();
     let mut cut = last_etag;
     let mut bytes = 0;
+    let mut end = BatchEnd::NoMoreDocuments;
     let mut visit = |record: corvid_storage::DocumentRecord| {
         let etag = record.etag;
         bytes += record.body.len();
         records.push(record);
         if records.len() >= batch || bytes >= BATCH_BYTES {
+            end = if records.len() >= batch { BatchEnd::DocumentCount(batch) } else { BatchEnd::DocumentBytes(BATCH_BYTES) };
             cut = etag;
             return false;
         }
@@ -536,124 +412,44 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
         true
     })?;
     if let Some(references) = &handle.references {
-        add_dependents(handle, references, &snapshot, from, cut, &mut records)?;
+        add_dependents(handle, references, snapshot, from, cut, &mut records)?;
     }
-    let mut reference_changes: Vec<(String, Vec<String>)> = deletes.iter().map(|d| (d.clone(), Vec::new())).collect();
-    let indexed = match &handle.index {
-        IndexBackend::Search(index) => {
-            let failed = |e: corvid_index::IndexError| EngineError::Internal(format!("index {}: {e}", definition.name));
-            index.set_bulk(batch == CATCH_UP_BATCH);
-            // Entries go to tantivy as they are mapped, so mapping and indexing overlap.
-            let mut writes = index.batch().map_err(failed)?;
-            // Tombstones first: a document deleted and then written again in this batch stays.
-            for key in &deletes {
-                writes.delete(key).map_err(failed)?;
-            }
-            let mut changed = !deletes.is_empty();
-            let complete = match mapper {
-                Mapper::Paths => {
-                    parse_documents(handle, records, &mut |entry| {
-                        changed = true;
-                        writes.upsert(&entry).map_err(failed)
-                    })?;
-                    true
-                }
-                static_mapper => map_static(handle, static_mapper, &snapshot, records, &mut reference_changes, &mut |outcome| {
-                    changed = true;
-                    match outcome {
-                        Mapped::Entry(entry) => writes.upsert(&entry),
-                        Mapped::Nothing(key) => writes.delete(&key),
-                    }
-                    .map_err(failed)
-                })?,
-            };
-            if !complete {
-                // Dropping the uncommitted writes rolls them back; the batch is read again if indexing resumes.
-                return Ok(true);
-            }
-            drop(snapshot);
-            if let Some(references) = &handle.references {
-                references.apply(&reference_changes)?;
-            }
-            if changed {
-                writes.commit(cut).map_err(failed)?;
-            }
-            changed
-        }
-        IndexBackend::StaticReduce { store, results } => {
-            if matches!(mapper, Mapper::Paths) {
-                return Err(EngineError::Internal(format!("index {} has no reduce program", definition.name)));
-            }
-            let program = mapper;
-            let Some(changes) = map_for_reduce(handle, program, &snapshot, records, deletes, &mut reference_changes) else {
-                return Ok(true);
-            };
-            drop(snapshot);
-            if let Some(references) = &handle.references {
-                references.apply(&reference_changes)?;
-            }
-            let changed = !changes.is_empty();
-            if changed {
-                let mut reducer = |key: &str, entries: &[String]| -> Result<Vec<String>, String> {
-                    handle.counters.reduce_attempts.fetch_add(1, Ordering::Relaxed);
-                    match program.reduce(key, entries) {
-                        Ok(out) => Ok(out),
-                        Err(e) => {
-                            handle.counters.reduce_errors.fetch_add(1, Ordering::Relaxed);
-                            // One key's failure is that key's error; the other keys keep their results.
-                            handle.record_error(IndexingError {
-                                document: key.to_owned(),
-                                message: e.to_string(),
-                                at: now_nanos(),
-                                action: IndexingAction::Reduce,
-                            });
-                            Ok(Vec::new())
-                        }
-                    }
-                };
-                let outcome = store.apply(&changes, cut, &mut reducer)?;
-                let output_changes =
-                    handle.output.as_ref().map(|_| OutputChanges { updated: outcome.updated.clone(), removed: outcome.removed.clone() });
-                let mut removed = outcome.removed;
-                let mut upserts = Vec::with_capacity(outcome.updated.len());
-                for (key, texts) in outcome.updated {
-                    match result_entry(key.clone(), &texts) {
-                        Some(entry) => upserts.push(entry),
-                        None => removed.push(key),
-                    }
-                }
-                results.set_bulk(batch == CATCH_UP_BATCH);
-                results.apply(&upserts, &removed, cut).map_err(|e| EngineError::Internal(format!("index {}: {e}", definition.name)))?;
-                if let (Some(output), Some(output_changes)) = (&handle.output, output_changes) {
-                    if let Err(e) = output.apply(merger, output_changes) {
-                        // The index has these results already; a resync writes them at the next batch.
-                        handle.output_resync.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                }
-            }
-            changed
-        }
-        IndexBackend::Reduce(store) => {
-            drop(snapshot);
-            // Deletes first, so a document deleted and written again in this batch keeps its new output.
-            let mut changes: Vec<(String, Option<MapOutput>)> = deletes.into_iter().map(|d| (d, None)).collect();
-            parse_documents(handle, records, &mut |document| {
-                let output = reduce_output(definition, &document.body);
-                changes.push((document.key, Some(output)));
-                Ok(())
-            })?;
-            let changed = !changes.is_empty();
-            if changed {
-                store.apply(&changes, cut)?;
-            }
-            changed
-        }
-    };
-    if indexed {
-        handle.counters.batches.fetch_add(1, Ordering::Relaxed);
-        handle.counters.last_indexing_time.store(now_nanos(), Ordering::Relaxed);
+    Ok((BatchInput { records, deletes, cut, bulk: batch == CATCH_UP_BATCH }, end))
+}
+
+/// A batch's snapshot while a trace is on: remembers the documents `load()` returned that the batch does
+/// not hold, and records them when the batch releases it.
+struct TracingSource<'s, 'r> {
+    snapshot: ReadTxn<'s>,
+    trace: &'r TraceRecorder,
+    own: std::collections::HashSet<String>,
+    loaded: std::cell::RefCell<std::collections::BTreeMap<String, corvid_storage::DocumentRecord>>,
+}
+
+impl<'s, 'r> TracingSource<'s, 'r> {
+    fn new(snapshot: ReadTxn<'s>, trace: &'r TraceRecorder, records: &[corvid_storage::DocumentRecord]) -> Self {
+        let own = records.iter().map(|r| id_key(&r.id)).collect();
+        TracingSource { snapshot, trace, own, loaded: Default::default() }
     }
-    handle.processed_etag.store(cut, Ordering::Relaxed);
-    Ok(true)
+}
+
+impl DocumentSource for TracingSource<'_, '_> {
+    fn document(&self, key: &str) -> Result<Option<corvid_storage::DocumentRecord>, corvid_storage::StorageError> {
+        let found = self.snapshot.document(key)?;
+        if let Some(record) = &found {
+            if !self.own.contains(key) {
+                self.loaded.borrow_mut().insert(key.to_owned(), record.clone());
+            }
+        }
+        Ok(found)
+    }
+}
+
+impl BatchSource for TracingSource<'_, '_> {
+    fn release(self) {
+        let loaded = self.loaded.into_inner();
+        if !loaded.is_empty() {
+            self.trace.record(&TraceLine::Loaded(loaded.values().map(TracedDocument::from).collect()));
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The router. Route modules mirror RavenDB's URL families.
 
 mod admin_databases;
+mod admin_logs;
 mod attachments;
 mod backups;
 mod bulk_attachments;
@@ -16,8 +17,11 @@ mod database_state;
 mod docs;
 mod expiration;
 mod hilo;
+mod index_performance;
+mod index_trace;
 mod indexes;
 mod monitoring;
+mod info_package;
 mod multi_get;
 mod not_supported;
 mod operations;
@@ -135,6 +139,9 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/stats", get(indexes::index_stats))
         .route("/indexes/errors", get(indexes::index_errors).delete(indexes::clear_index_errors))
         .route("/indexes/status", get(indexes::index_status))
+        .route("/indexes/performance", get(index_performance::performance))
+        .route("/indexes/performance/live", get(index_performance::live))
+        .route("/admin/indexes/trace", post(index_trace::trace))
         .route("/info/tcp", get(tcp_info::database_tcp_info))
         .route("/subscriptions", put(subscriptions::create).get(subscriptions::list).delete(subscriptions::delete))
         .route("/subscriptions/update", post(subscriptions::update))
@@ -179,6 +186,9 @@ pub fn router(state: AppState) -> Router {
         .route("/admin/monitoring/v1/databases", get(monitoring::databases))
         .route("/admin/monitoring/v1/indexes", get(monitoring::indexes))
         .route("/admin/monitoring/v1/collections", get(monitoring::collections))
+        .route("/admin/debug/info-package", get(info_package::info_package))
+        .route("/admin/logs/configuration", get(admin_logs::configuration).post(admin_logs::set_configuration))
+        .route("/admin/logs/watch", get(admin_logs::watch))
         .route("/operations/next-operation-id", get(server::next_operation_id_server))
         .route("/operations/state", get(operations::server_operation_state))
         .route("/admin/compact", post(compaction::compact))

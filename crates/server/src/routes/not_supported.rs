@@ -45,7 +45,6 @@ const SERVER_FEATURES: &[(&str, &str)] = &[
     ("/admin/configuration/server-wide", "server-wide tasks and connection strings"),
     ("/admin/configuration/client", "server-wide client configuration"),
     ("/admin/configuration/studio", "Studio configuration"),
-    ("/admin/logs", "log configuration through the API"),
     ("/admin/console", "the administrator's JavaScript console"),
     ("/admin/databases/set-lock", "database lock modes"),
     ("/admin/restore", "restoring backups other than Corvid snapshots from a local folder"),

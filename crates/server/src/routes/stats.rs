@@ -33,7 +33,7 @@ fn size(bytes: u64) -> Value {
 }
 
 /// `last_indexing_time`: the latest batch of any index (RavenDB's database-level `LastIndexingTime`).
-fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>, last_indexing_time: i64) -> Value {
+pub(crate) fn stats_json(stats: &DatabaseStats, indexes: Vec<Value>, last_indexing_time: i64) -> Value {
     json!({
         "CountOfIndexes": indexes.len(), "CountOfDocuments": stats.count_of_documents, "CountOfRevisionDocuments": stats.count_of_revision_documents,
         "CountOfDocumentsConflicts": 0, "CountOfTombstones": stats.count_of_tombstones, "CountOfConflicts": 0,
@@ -79,6 +79,11 @@ pub async fn collection_stats(State(state): State<AppState>, Path(db): Path<Stri
 
 /// Server metrics: requests, and the transaction merger of every open database. Opens nothing.
 pub async fn metrics(State(state): State<AppState>) -> Response {
+    json_value(StatusCode::OK, &metrics_json(&state))
+}
+
+/// The body of `/admin/metrics` (also a part of the debug info package).
+pub(crate) fn metrics_json(state: &AppState) -> Value {
     let databases: Map<String, Value> = state
         .landlord
         .loaded()
@@ -88,9 +93,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
     let subscription_workers: usize = state.landlord.loaded().iter().map(|db| db.subscription_connections().count()).sum();
     let available = state.request_slots.available_permits();
     let queries = state.queries.stats();
-    json_value(
-        StatusCode::OK,
-        &json!({
+    json!({
             "Time": format_date(corvid_types::now_nanos()),
             "Requests": {
                 "Total": state.request_counter.load(Ordering::Relaxed),
@@ -117,6 +120,5 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "UnloadingNow": state.landlord.idle.unloading.load(Ordering::Relaxed)
             },
             "Databases": databases
-        }),
-    )
+    })
 }
