@@ -110,6 +110,7 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
                 "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
             },
             "Subscriptions": {"ConnectedWorkers": subscription_workers},
+            "Security": crate::security::metrics(&state),
             "Databases": databases
         }),
     )
