@@ -63,9 +63,12 @@ pub enum Identity {
 #[error("cannot store the certificate in the catalog: {0}")]
 pub struct RegistryError(String);
 
+/// A registered certificate and its grant (None while disabled).
+type Registered = (CertificateRecord, Option<Arc<Grant>>);
+
 /// Registered certificates by thumbprint, and the fixed cluster admins.
 pub struct CertificateRegistry {
-    registered: RwLock<HashMap<String, (CertificateRecord, Option<Arc<Grant>>)>>,
+    registered: RwLock<HashMap<String, Registered>>,
     /// Thumbprints that are cluster admins without registration (settings, the server's own certificate).
     well_known_admins: Vec<String>,
 }
@@ -86,7 +89,7 @@ impl CertificateRegistry {
 
     /// Who the holder of `certificate` is.
     pub fn identify(&self, certificate: &PeerCertificate) -> Identity {
-        if self.well_known_admins.iter().any(|t| *t == certificate.thumbprint) {
+        if self.well_known_admins.contains(&certificate.thumbprint) {
             let grant = Grant { clearance: Clearance::ClusterAdmin, databases: BTreeMap::new() };
             return Identity::Known { grant: Arc::new(grant), name: certificate.subject.clone() };
         }
