@@ -32,11 +32,15 @@ fn routes_of(router: &axum::Router) -> Vec<(String, Vec<String>)> {
             for field in body[..end].split(", ") {
                 let Some((name, value)) = field.split_once(": ") else { continue };
                 match name {
-                    "fallback" if !value.starts_with("Default") => methods.push("*".to_owned()),
+                    // Every route has one (the router's method-not-allowed answer): only telling when it is
+                    // the route's only handler (`any`).
                     "fallback" => {}
                     _ if value.starts_with("None") => {}
                     method => methods.push(method.to_ascii_uppercase()),
                 }
+            }
+            if methods.is_empty() {
+                methods.push("*".to_owned());
             }
             handlers.insert(id, methods);
         }
