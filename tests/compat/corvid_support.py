@@ -19,7 +19,7 @@ from ravendb.serverwide.operations.common import CreateDatabaseOperation, Delete
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_BIN = REPO_ROOT / "target" / "release" / "corvid"
-READY_RE = re.compile(r"Server available on: (http://\S+)")
+READY_RE = re.compile(r"Server available on: (https?://\S+)")
 STARTUP_TIMEOUT_S = 30.0
 
 

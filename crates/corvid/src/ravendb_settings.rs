@@ -46,12 +46,18 @@ pub fn translate(name: &str, value: &str) -> Translation {
         "license.eula.accepted" | "license" | "license.path" | "license.canactivate" | "license.canforceupdate" => {
             Translation::NoEffect("Corvid needs no license")
         }
-        "security.unsecuredaccessallowed" => Translation::NoEffect("Corvid does not authenticate clients yet"),
+        "security.unsecuredaccessallowed" => corvid("unsecured_access_allowed", value),
+        "security.certificate.path" => corvid("certificate_path", value),
+        "security.certificate.password" => corvid("certificate_password", value),
+        // Corvid's own: the key of a PEM certificate kept in a separate file.
+        "security.certificate.key.path" => corvid("certificate_key_path", value),
+        "security.wellknowncertificates.admin" => corvid("well_known_admin_certificates", value),
+        "security.auditlog.folderpath" => corvid("audit_log_folder", value),
         "serverurl.tcp" => corvid("tcp_url", value),
         "publicserverurl.tcp" => Translation::NoEffect("Corvid announces the TCP listener's own address"),
-        "security.certificate.path" | "security.certificate.load.exec" | "security.certificate.letsencrypt.email" => {
-            Translation::Refused("HTTPS is not supported yet: Corvid would serve this certificate's clients in plain HTTP")
-        }
+        "security.certificate.load.exec" | "security.certificate.letsencrypt.email" => Translation::Refused(
+            "Corvid reads its certificate from Security.Certificate.Path only: it would serve this certificate's clients in plain HTTP",
+        ),
         _ => Translation::Unknown,
     }
 }
@@ -146,7 +152,8 @@ mod tests {
         assert_eq!(translate("serverurl", "http://a:1"), Translation::Corvid("url", "http://a:1".into()));
         assert_eq!(translate("Logs.MinLevel", "Warning"), Translation::Corvid("log", "warn".into()));
         assert!(matches!(translate("Setup.Mode", "None"), Translation::NoEffect(_)));
-        assert!(matches!(translate("Security.Certificate.Path", "/c.pfx"), Translation::Refused(_)));
+        assert_eq!(translate("Security.Certificate.Path", "/c.pfx"), Translation::Corvid("certificate_path", "/c.pfx".into()));
+        assert!(matches!(translate("Security.Certificate.Load.Exec", "/c.sh"), Translation::Refused(_)));
         assert_eq!(translate("Indexing.MapBatchSize", "5"), Translation::Unknown);
     }
 

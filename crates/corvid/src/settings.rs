@@ -58,6 +58,18 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
   --auto-index-delete-after-ms <n>  idle automatic index is deleted after      [259200000]
   --debug-slow-open <prefix:ms>     testing aid: databases named <prefix>... take <ms> to open
 
+security (RavenDB's names in brackets; see README, A secured server):
+  --certificate-path <file>         server certificate: PFX, or PEM with the key [Security.Certificate.Path]
+                                    (set: HTTPS and TLS only, clients authenticate with certificates)
+  --certificate-password <text>     the PFX's password                   [Security.Certificate.Password]
+  --certificate-key-path <file>     PEM key when not in the certificate file [Security.Certificate.Key.Path]
+  --well-known-admin-certificates <thumbprints>  cluster admins without     [Security.WellKnownCertificates.Admin]
+                                    registration, separated by ; or ,
+  --unsecured-access-allowed <v>    without a certificate, clients served:   [Security.UnsecuredAccessAllowed]
+                                    None, or Local, PrivateNetwork, PublicNetwork (comma-separated) [Local]
+  --audit-log-folder <dir>          one line per authenticated connection    [Security.AuditLog.FolderPath]
+                                    and administrative action
+
 RavenDB's conventions work too: --Key=value or --Key value arguments (--ServerUrl, --PublicServerUrl,
 --DataDir, --RunInMemory, --Logs.Mode, --Logs.MinLevel, --Http.UseResponseCompression, ...), RAVEN_Key_Name
 environment variables (RAVEN_ServerUrl, RAVEN_Setup_Mode), and its settings.json (--config-path <file>, else
@@ -99,6 +111,12 @@ const SETTING_NAMES: &[&str] = &[
     "logs_retention_time_hours",
     "logs_max_file_size_mb",
     "logs_json",
+    "certificate_path",
+    "certificate_password",
+    "certificate_key_path",
+    "well_known_admin_certificates",
+    "unsecured_access_allowed",
+    "audit_log_folder",
 ];
 
 pub enum Command {
@@ -152,6 +170,12 @@ struct FileSettings {
     logs_retention_time_hours: Option<u64>,
     logs_max_file_size_mb: Option<u64>,
     logs_json: Option<bool>,
+    certificate_path: Option<String>,
+    certificate_password: Option<String>,
+    certificate_key_path: Option<String>,
+    well_known_admin_certificates: Option<String>,
+    unsecured_access_allowed: Option<String>,
+    audit_log_folder: Option<String>,
 }
 
 fn parse<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
@@ -219,6 +243,18 @@ impl Settings {
             "logs_retention_time_hours" => self.logs.retention_time = Duration::from_secs(parse::<u64>(name, value)?.saturating_mul(3600)),
             "logs_max_file_size_mb" => self.logs.max_file_bytes = parse::<u64>(name, value)?.max(1).saturating_mul(1 << 20),
             "logs_json" => self.logs.json = parse_bool(name, value)?,
+            "certificate_path" => c.security.certificate.get_or_insert_with(Default::default).path = PathBuf::from(value.trim()),
+            "certificate_password" => c.security.certificate.get_or_insert_with(Default::default).password = Some(value.to_owned()),
+            "certificate_key_path" => {
+                c.security.certificate.get_or_insert_with(Default::default).key_path = Some(PathBuf::from(value.trim()))
+            }
+            "well_known_admin_certificates" => {
+                c.security.well_known_admins = value.split([';', ',']).map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned).collect()
+            }
+            "unsecured_access_allowed" => {
+                c.security.unsecured_access = corvid_server::UnsecuredAccess::parse(value).map_err(|e| format!("{name}: {e}"))?
+            }
+            "audit_log_folder" => c.security.audit_log_dir = Some(PathBuf::from(value.trim())),
             "debug_slow_open" => {
                 let (prefix, ms) = value.rsplit_once(':').ok_or_else(|| format!("{name} must be <database-name-prefix>:<milliseconds>"))?;
                 c.slow_open = Some((prefix.to_owned(), Duration::from_millis(parse(name, ms)?)));
@@ -263,6 +299,12 @@ impl Settings {
             ("logs_retention_time_hours", file.logs_retention_time_hours.map(|v| v.to_string())),
             ("logs_max_file_size_mb", file.logs_max_file_size_mb.map(|v| v.to_string())),
             ("logs_json", file.logs_json.map(|v| v.to_string())),
+            ("certificate_path", file.certificate_path),
+            ("certificate_password", file.certificate_password),
+            ("certificate_key_path", file.certificate_key_path),
+            ("well_known_admin_certificates", file.well_known_admin_certificates),
+            ("unsecured_access_allowed", file.unsecured_access_allowed),
+            ("audit_log_folder", file.audit_log_folder),
         ];
         for (name, value) in pairs {
             if let Some(value) = value {
@@ -407,15 +449,13 @@ fn default_settings_files() -> Vec<PathBuf> {
     files
 }
 
-/// A URL Corvid can listen on or announce: plain HTTP (HTTPS is issue 21's).
+/// A URL Corvid can listen on or announce: `http://`, or `https://` with a certificate.
 fn http_url(name: &str, value: &str) -> Result<String, String> {
     let value = value.trim();
-    if value.starts_with("http://") {
+    if value.starts_with("http://") || value.starts_with("https://") {
         Ok(value.to_owned())
-    } else if value.starts_with("https://") {
-        Err(format!("{name} '{value}': HTTPS is not supported yet; use an http:// URL"))
     } else {
-        Err(format!("{name} '{value}' must be a URL starting with http://"))
+        Err(format!("{name} '{value}' must be a URL starting with http:// or https://"))
     }
 }
 

@@ -50,6 +50,21 @@ impl DatabaseCatalog {
     pub fn remove(&self, key: &str) -> Result<Option<CatalogEntry>, CatalogError> {
         Ok(self.catalog.remove(key)?)
     }
+
+    /// Every registered client certificate's record (the server's JSON), in thumbprint order.
+    pub fn certificates(&self) -> Result<Vec<Vec<u8>>, CatalogError> {
+        Ok(self.catalog.certificates()?)
+    }
+
+    /// Stores or replaces a client certificate's record; durable when this returns.
+    pub fn put_certificate(&self, thumbprint: &str, record: &[u8]) -> Result<(), CatalogError> {
+        Ok(self.catalog.put_certificate(thumbprint, record)?)
+    }
+
+    /// Removes a client certificate's record; whether there was one.
+    pub fn delete_certificate(&self, thumbprint: &str) -> Result<bool, CatalogError> {
+        Ok(self.catalog.delete_certificate(thumbprint)?)
+    }
 }
 
 #[cfg(test)]

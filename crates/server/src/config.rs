@@ -52,6 +52,8 @@ pub struct ServerConfig {
     /// Testing aid: databases whose name starts with the prefix take this long to open, to exercise the
     /// "still loading" path. Off by default.
     pub slow_open: Option<(String, Duration)>,
+    /// HTTPS, client certificates and the unsecured access rules.
+    pub security: crate::security::security_settings::SecuritySettings,
 }
 
 /// The slowest request body accepted: every `window` the server spends waiting for the body, at least
@@ -106,17 +108,28 @@ impl Default for ServerConfig {
             response_compression: true,
             database: DatabaseOptions::default(),
             slow_open: None,
+            security: Default::default(),
         }
     }
 }
 
 impl ServerConfig {
+    /// Whether the server URL asks for HTTPS.
+    pub fn is_https(&self) -> bool {
+        self.url.get(..8).is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+    }
+
     pub fn bind_address(&self) -> std::io::Result<SocketAddr> {
-        let rest = self.url.strip_prefix("http://").ok_or_else(|| {
-            std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("server URL '{}' must start with http://", self.url))
-        })?;
+        let (rest, default_port) = match (self.url.strip_prefix("http://"), self.url.strip_prefix("https://")) {
+            (Some(rest), _) => (rest, 80),
+            (_, Some(rest)) => (rest, 443),
+            _ => {
+                let why = format!("server URL '{}' must start with http:// or https://", self.url);
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, why));
+            }
+        };
         let host_port = rest.trim_end_matches('/');
-        let host_port = if host_port.contains(':') { host_port.to_owned() } else { format!("{host_port}:80") };
+        let host_port = if host_port.contains(':') { host_port.to_owned() } else { format!("{host_port}:{default_port}") };
         let host_port = host_port.replacen("localhost:", "127.0.0.1:", 1);
         host_port.parse().map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("server URL '{}': {e}", self.url)))
     }
@@ -126,10 +139,11 @@ impl ServerConfig {
         if let Some(url) = &self.public_server_url {
             return url.trim_end_matches('/').to_owned();
         }
-        let host = self.url.strip_prefix("http://").unwrap_or(&self.url).trim_end_matches('/');
+        let scheme = if self.is_https() { "https" } else { "http" };
+        let host = strip_scheme(&self.url).trim_end_matches('/');
         let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
         let host = if host == "0.0.0.0" { "127.0.0.1" } else { host };
-        format!("http://{host}:{}", bound.port())
+        format!("{scheme}://{host}:{}", bound.port())
     }
 
     /// Where the TCP listener binds: `tcp_url`, else the HTTP host with port 0 (a free port).
@@ -147,8 +161,13 @@ impl ServerConfig {
 
     /// The `tcp://host:port` clients are told (`/info/tcp`): the host of the public URL with the port bound.
     pub fn public_tcp_url(&self, public_http_url: &str, bound: SocketAddr) -> String {
-        let host = public_http_url.strip_prefix("http://").unwrap_or(public_http_url).trim_end_matches('/');
+        let host = strip_scheme(public_http_url).trim_end_matches('/');
         let host = host.rsplit_once(':').map(|(h, _)| h).unwrap_or(host);
         format!("tcp://{host}:{}", bound.port())
     }
+}
+
+/// `host:port/...` of an `http://` or `https://` URL.
+fn strip_scheme(url: &str) -> &str {
+    url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).unwrap_or(url)
 }

@@ -80,6 +80,9 @@ pub enum ApiError {
     InvalidOperation(String),
     #[error("{0}")]
     Internal(String),
+    /// The client's certificate (or its absence) does not allow the request.
+    #[error("{0}")]
+    Authorization(String),
     /// One of axum's own rejections (a path segment that is not UTF-8, ...), which it answers in plain text.
     #[error("{message}")]
     Rejected { status: StatusCode, message: String },
@@ -184,6 +187,7 @@ impl ApiError {
             ApiError::DiskFull(_) => (StatusCode::SERVICE_UNAVAILABLE, "Voron.Exceptions.DiskFullException"),
             ApiError::MapFull(_) => (StatusCode::INSUFFICIENT_STORAGE, "Raven.Server.CorvidMapFullException"),
             ApiError::Internal(_) => (StatusCode::INTERNAL_SERVER_ERROR, "Raven.Server.CorvidInternalException"),
+            ApiError::Authorization(_) => (StatusCode::FORBIDDEN, "Raven.Client.Exceptions.Security.AuthorizationException"),
             ApiError::Rejected { status, .. } if status.is_client_error() => (*status, "Raven.Client.Exceptions.BadRequestException"),
             ApiError::Rejected { status, .. } => (*status, "Raven.Server.CorvidInternalException"),
         }

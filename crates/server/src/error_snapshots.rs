@@ -50,6 +50,7 @@ fn api_kind(e: &ApiError) -> &'static str {
         ApiError::MapFull(_) => "map_full",
         ApiError::InvalidOperation(_) => "invalid_operation",
         ApiError::Internal(_) => "internal",
+        ApiError::Authorization(_) => "authorization",
         // The table answers client and server statuses differently: one kind each.
         ApiError::Rejected { status, .. } if status.is_client_error() => "rejected_client_error",
         ApiError::Rejected { .. } => "rejected_server_error",
@@ -57,7 +58,7 @@ fn api_kind(e: &ApiError) -> &'static str {
 }
 
 /// Every kind `api_kind` names, once each (the count is checked against the match's arms below).
-const API_KIND_COUNT: usize = 34;
+const API_KIND_COUNT: usize = 35;
 
 fn api_examples() -> Vec<ApiError> {
     vec![
@@ -93,6 +94,7 @@ fn api_examples() -> Vec<ApiError> {
         ApiError::MapFull("The database's storage map is full".into()),
         ApiError::InvalidOperation("Node A is already a member of database 'db'".into()),
         ApiError::Internal("storage failure: LMDB error".into()),
+        ApiError::Authorization("The supplied client certificate 'alice (A1B2)' is unknown to the server.".into()),
         ApiError::Rejected { status: StatusCode::BAD_REQUEST, message: "Invalid URL: path segment is not UTF-8".into() },
         ApiError::Rejected { status: StatusCode::INTERNAL_SERVER_ERROR, message: "handler panicked".into() },
     ]

@@ -127,6 +127,11 @@ impl Landlord {
         }
     }
 
+    /// The server's catalog (server-level records such as client certificates). Its calls block.
+    pub fn catalog(&self) -> &DatabaseCatalog {
+        &self.catalog
+    }
+
     pub fn entry(&self, name: &str) -> Option<CatalogEntry> {
         self.entries.lock().get(&database_key(name)).cloned()
     }

@@ -47,11 +47,22 @@ pub struct Inner {
     pub started_at: std::time::Instant,
     /// The previous sample of each counter monitoring reports a rate of.
     pub monitoring_rates: crate::monitoring::RateSampler,
+    /// The server listens on a loopback address only: `Host` must name this machine (DNS rebinding).
+    pub loopback_only: bool,
+    /// Set when the server has a certificate: HTTPS only, every request authorized.
+    pub security: Option<Arc<crate::security::server_security::ServerSecurity>>,
 }
 
 impl AppState {
-    pub fn new(config: ServerConfig, landlord: Arc<Landlord>, public_url: String, tcp_url: String) -> std::io::Result<AppState> {
+    pub fn new(
+        config: ServerConfig,
+        landlord: Arc<Landlord>,
+        public_url: String,
+        tcp_url: String,
+        security: Option<Arc<crate::security::server_security::ServerSecurity>>,
+    ) -> std::io::Result<AppState> {
         let request_slots = Arc::new(Semaphore::new(config.max_concurrent_requests));
+        let loopback_only = config.bind_address().is_ok_and(|a| a.ip().is_loopback());
         // `--log warn` (or `corvid::request=off`) silences the request log too.
         let logged = config.log_requests && tracing::enabled!(target: "corvid::request", tracing::Level::INFO);
         let request_log = if logged { Some(RequestLog::start(config.log_requests_slower_than)?) } else { None };
@@ -77,6 +88,8 @@ impl AppState {
                 router: OnceLock::new(),
                 started_at: std::time::Instant::now(),
                 monitoring_rates: Default::default(),
+                loopback_only,
+                security,
             }),
         })
     }

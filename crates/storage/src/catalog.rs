@@ -16,6 +16,8 @@ use crate::StorageError;
 pub const CATALOG_DIR: &str = "catalog";
 
 const DATABASES: &str = "databases";
+/// Server-level records other than databases (client certificates), kept with the same durability.
+const CERTIFICATES: &str = "certificates";
 
 /// One database of the server, as the catalog keeps it (JSON, PascalCase keys).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -61,9 +63,12 @@ pub struct CatalogEntry {
 
 /// The server's catalog: an LMDB environment with one table, lower-cased database name -> entry.
 pub struct Catalog {
-    env: Env<WithoutTls>,
+    pub(crate) env: Env<WithoutTls>,
     databases: Database<Bytes, Bytes>,
-    write_lock: Mutex<()>,
+    /// Thumbprint -> the certificate's record (JSON the server renders). None in a read-only catalog
+    /// written before the table existed.
+    pub(crate) certificates: Option<Database<Bytes, Bytes>>,
+    pub(crate) write_lock: Mutex<()>,
 }
 
 impl Catalog {
@@ -77,8 +82,9 @@ impl Catalog {
         let env = unsafe { open.open(path)? };
         let mut wtxn = env.write_txn()?;
         let databases = env.create_database(&mut wtxn, Some(DATABASES))?;
+        let certificates = env.create_database(&mut wtxn, Some(CERTIFICATES))?;
         wtxn.commit()?;
-        Ok(Catalog { env, databases, write_lock: Mutex::new(()) })
+        Ok(Catalog { env, databases, certificates: Some(certificates), write_lock: Mutex::new(()) })
     }
 
     /// Opens an existing catalog without writing to it (offline tools); None when `path` holds none.
@@ -90,9 +96,10 @@ impl Catalog {
         let rtxn = env.read_txn()?;
         let databases = env.open_database(&rtxn, Some(DATABASES))?;
         let databases = databases.ok_or_else(|| StorageError::corrupted("catalog.databases", "table is missing"))?;
+        let certificates = env.open_database(&rtxn, Some(CERTIFICATES))?;
         // Committing the opening transaction keeps the table handle for the next ones.
         rtxn.commit()?;
-        Ok(Some(Catalog { env, databases, write_lock: Mutex::new(()) }))
+        Ok(Some(Catalog { env, databases, certificates, write_lock: Mutex::new(()) }))
     }
 
     fn decode(bytes: &[u8]) -> Result<CatalogEntry, StorageError> {

@@ -7,6 +7,7 @@
 mod attachments;
 mod blob_store;
 mod catalog;
+mod catalog_certificates;
 mod checkpoint;
 mod codec;
 mod compact;

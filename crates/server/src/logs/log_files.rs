@@ -99,8 +99,11 @@ impl LogFiles {
             true
         });
         let mut total: u64 = files.iter().map(|(_, _, size)| size).sum();
+        // Room for the current file to fill up, so the directory never holds more than the retention size.
+        let still_to_write = self.settings.max_file_bytes.saturating_sub(self.written);
+        let allowance = self.settings.retention_bytes.saturating_sub(still_to_write);
         for (path, _, size) in files {
-            if total <= self.settings.retention_bytes {
+            if total <= allowance {
                 break;
             }
             if path.file_name().and_then(|n| n.to_str()) == Some(self.name.as_str()) {

@@ -66,6 +66,19 @@ pub async fn delete(State(state): State<AppState>, headers: HeaderMap, RawQuery(
     Ok(json_value(StatusCode::OK, &json!({"RaftCommandIndex": index, "PendingDeletes": []})))
 }
 
+/// The record's settings without their secrets: passwords, keys and tokens are write-only.
+fn readable_settings(settings: &serde_json::Map<String, Value>) -> serde_json::Map<String, Value> {
+    settings.iter().filter(|(name, _)| !is_secret_setting(name)).map(|(k, v)| (k.clone(), v.clone())).collect()
+}
+
+/// Names of settings that hold secrets.
+fn is_secret_setting(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "secret", "apikey", "api.key", "accesskey", "access.key", "token", "connectionstring", "privatekey"]
+        .iter()
+        .any(|marker| name.contains(marker))
+}
+
 /// A database record in the shape the clients parse strictly (see protocol.md 3.3).
 fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
     json!({
@@ -74,7 +87,7 @@ fn record_json(entry: &CatalogEntry, etag: u64) -> Value {
         "Topology": {"Members": [NODE_TAG], "Promotables": [], "Rehabs": [], "PredefinedMentors": {}, "DemotionReasons": {},
                      "PromotablesStatus": {}, "ReplicationFactor": 1, "DynamicNodesDistribution": false,
                      "Stamp": {"Index": 1, "Term": 1, "LeadersTicks": 0}, "DatabaseTopologyIdBase64": null, "PriorityOrder": []},
-        "Sorters": {}, "Analyzers": {}, "Indexes": {}, "AutoIndexes": {}, "Settings": entry.settings,
+        "Sorters": {}, "Analyzers": {}, "Indexes": {}, "AutoIndexes": {}, "Settings": readable_settings(&entry.settings),
         "PeriodicBackups": entry.periodic_backups, "ExternalReplications": [], "SinkPullReplications": [], "HubPullReplications": [],
         "RavenConnectionStrings": {}, "SqlConnectionStrings": {}, "OlapConnectionStrings": {}, "RavenEtls": [], "SqlEtls": [],
         "OlapEtls": [], "Client": null, "Studio": null, "Revisions": entry.revisions, "RevisionsForConflicts": entry.revisions_for_conflicts,

@@ -157,6 +157,11 @@ pub async fn get(
     if method != Method::HEAD {
         h.insert("content-length", HeaderValue::from(details.size));
     }
+    // The uploader chose the type: never let a browser guess another, nor render a page from the API's origin.
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    if crate::security::active_content::is_active(content_type) {
+        h.insert("content-disposition", HeaderValue::from_static("attachment"));
+    }
     Ok(response)
 }
 

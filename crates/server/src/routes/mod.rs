@@ -7,6 +7,7 @@ mod backups;
 mod bulk_attachments;
 mod bulk_docs;
 mod bulk_insert;
+mod certificates;
 mod changes;
 mod cluster_batch;
 mod compaction;
@@ -20,8 +21,8 @@ mod hilo;
 mod index_performance;
 mod index_trace;
 mod indexes;
-mod monitoring;
 mod info_package;
+mod monitoring;
 mod multi_get;
 mod not_supported;
 mod operations;
@@ -199,17 +200,47 @@ pub fn router(state: AppState) -> Router {
         .route("/info/tcp", get(tcp_info::server_tcp_info))
         .route("/info/remote-task/tcp", get(tcp_info::remote_task_tcp_info))
         .nest("/databases/{db}", database)
+        .route("/certificates/whoami", get(certificates::whoami))
+        .route(
+            "/admin/certificates",
+            get(certificates::list).put(certificates::register).post(certificates::generate).delete(certificates::delete),
+        )
+        .route("/admin/certificates/edit", post(certificates::edit))
+        .route("/admin/certificates/reload", post(certificates::reload))
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.
         .method_not_allowed_fallback(fallback)
-        // Innermost first: handlers see decompressed bodies with a checked coding; the edge (limits, error
-        // JSON, request log) sees the request as it arrived; responses are compressed last.
-        .layer(axum::middleware::from_fn(crate::compression::decompress_request))
+        // Innermost first: handlers see decompressed bodies with a checked coding; a secured server
+        // authorizes before any body is read; the edge (limits, error JSON, request log) sees the request as
+        // it arrived; responses are compressed last.
+        .layer(axum::middleware::from_fn(crate::compression::decompress_request));
+    // Only a server with a certificate checks access: the plain server's requests pay nothing for it.
+    let router = match &state.security {
+        Some(_) => router.layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::authorization::authorize)),
+        None => router,
+    };
+    let router = router
+        .layer(axum::middleware::from_fn_with_state(state.clone(), crate::security::browser_guard::guard))
         .layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge))
         .layer(crate::compression::response_compression(state.config.response_compression))
         .with_state(state.clone());
     let _ = state.router.set(router.clone());
     router
+}
+
+/// What answers every request of a client the unsecured access rules do not serve.
+pub fn refusal_router(state: AppState) -> Router {
+    let allowed = state.config.security.unsecured_access.describe();
+    let refuse = move || {
+        let allowed = allowed.clone();
+        async move {
+            ApiError::Authorization(format!(
+                "This server has no certificate and Security.UnsecuredAccessAllowed is '{allowed}': it does not serve clients from your address. Set Security.UnsecuredAccessAllowed (Local, PrivateNetwork, PublicNetwork) or secure the server with a certificate."
+            ))
+            .into_response()
+        }
+    };
+    Router::new().fallback(refuse).layer(axum::middleware::from_fn_with_state(state.clone(), crate::middleware::edge)).with_state(state)
 }
 
 async fn fallback(method: Method, request: Request) -> Response {

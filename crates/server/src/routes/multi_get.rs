@@ -12,12 +12,19 @@ use tower::ServiceExt;
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::responses::json_value;
+use crate::security::peer_certificate::ClientCertificate;
 use crate::state::AppState;
 
 /// Most sub-requests one multi_get may carry.
 const MAX_REQUESTS: usize = 1024;
 
-pub async fn multi_get(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+pub async fn multi_get(
+    State(state): State<AppState>,
+    Path(db): Path<String>,
+    certificate: Option<axum::Extension<ClientCertificate>>,
+    headers: HeaderMap,
+    body: Body,
+) -> ApiResult<Response> {
     let request = read_json(body, &headers, state.config.max_body_bytes).await?;
     let requests = request
         .get("Requests")
@@ -30,7 +37,11 @@ pub async fn multi_get(State(state): State<AppState>, Path(db): Path<String>, he
     let router = state.router.get().cloned().ok_or_else(|| ApiError::Internal("the router is not ready".into()))?;
     let mut results = Vec::with_capacity(requests.len());
     for (i, sub) in requests.iter().enumerate() {
-        let sub_request = build_request(i, sub, &db)?;
+        let mut sub_request = build_request(i, sub, &db)?;
+        // Each sub-request is authorized as the client that sent the multi_get.
+        if let Some(axum::Extension(certificate)) = &certificate {
+            sub_request.extensions_mut().insert(certificate.clone());
+        }
         let response = router.clone().oneshot(sub_request).await.map_err(|e| ApiError::Internal(format!("sub-request failed: {e}")))?;
         results.push(response_json(response).await?);
     }

@@ -40,8 +40,9 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
 
 /// Server-level path prefixes and the feature they belong to.
 const SERVER_FEATURES: &[(&str, &str)] = &[
-    ("/admin/certificates", "certificates and authentication"),
-    ("/certificates", "certificates and authentication"),
+    // Registering, generating, listing, editing and deleting client certificates work; the rest does not.
+    ("/admin/certificates", "this certificate operation (replacing the server certificate, Let's Encrypt, local state)"),
+    ("/certificates", "this certificate operation"),
     ("/admin/configuration/server-wide", "server-wide tasks and connection strings"),
     ("/admin/configuration/client", "server-wide client configuration"),
     ("/admin/configuration/studio", "Studio configuration"),
@@ -93,7 +94,7 @@ mod tests {
         );
         assert_eq!(feature_of("/databases/db1/admin/smugglerX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
-        assert_eq!(feature_of("/admin/certificates/edit"), Some("certificates and authentication"));
+        assert!(feature_of("/admin/certificates/replace-cluster-cert").is_some_and(|f| f.contains("replacing the server certificate")));
         assert_eq!(feature_of("/databases/db1/admin/certificates"), None);
         assert_eq!(feature_of("/databases"), None);
     }

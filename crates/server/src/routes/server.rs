@@ -27,7 +27,10 @@ fn node_url(state: &AppState, headers: &HeaderMap) -> ApiResult<String> {
         return Ok(state.public_url.clone());
     }
     Ok(match crate::request_headers::text(headers, "host")? {
-        Some(host) if !host.is_empty() => format!("http://{host}"),
+        Some(host) if !host.is_empty() => {
+            let scheme = if state.security.is_some() { "https" } else { "http" };
+            format!("{scheme}://{host}")
+        }
         _ => state.public_url.clone(),
     })
 }

@@ -31,14 +31,16 @@ fn tcp_url(state: &AppState, headers: &HeaderMap) -> ApiResult<String> {
     })
 }
 
-fn answer(url: String) -> Response {
-    // No certificate: Corvid serves plain TCP until the security issue adds TLS.
-    json_value(StatusCode::OK, &json!({"Url": url, "Certificate": null}))
+/// The URL, and the server's certificate (base64 DER) when the listener speaks TLS: the clients pin it.
+fn answer(state: &AppState, url: String) -> Response {
+    use base64::Engine;
+    let certificate = state.security.as_ref().map(|s| base64::engine::general_purpose::STANDARD.encode(s.certificate().leaf_der()));
+    json_value(StatusCode::OK, &json!({"Url": url, "Certificate": certificate}))
 }
 
 /// `GET /info/tcp`
 pub async fn server_tcp_info(State(state): State<AppState>, headers: HeaderMap) -> ApiResult<Response> {
-    Ok(answer(tcp_url(&state, &headers)?))
+    Ok(answer(&state, tcp_url(&state, &headers)?))
 }
 
 /// `GET /info/remote-task/tcp?database=&remote-task=&verify-database=true`: what the clients call first.
@@ -48,11 +50,11 @@ pub async fn remote_task_tcp_info(State(state): State<AppState>, headers: Header
         let database = query.get_non_empty("database").ok_or_else(|| ApiError::BadRequest("'database' is required".into()))?;
         state.landlord.entry(database).ok_or_else(|| ApiError::DatabaseDoesNotExist(database.to_owned()))?;
     }
-    Ok(answer(tcp_url(&state, &headers)?))
+    Ok(answer(&state, tcp_url(&state, &headers)?))
 }
 
 /// `GET /databases/{db}/info/tcp`: the clients' fallback when the remote-task call is refused.
 pub async fn database_tcp_info(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap) -> ApiResult<Response> {
     state.landlord.entry(&db).ok_or(ApiError::DatabaseDoesNotExist(db))?;
-    Ok(answer(tcp_url(&state, &headers)?))
+    Ok(answer(&state, tcp_url(&state, &headers)?))
 }

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::authorization::authorize;
@@ -13,6 +14,8 @@ use super::negotiation::{self, Agreement, ConnectionHeader, Operation};
 use super::subscription_connection;
 use crate::error::{ApiError, TcpError};
 use crate::landlord::Landlord;
+use crate::security::peer_certificate::ClientCertificate;
+use crate::security::server_security::ServerSecurity;
 
 /// RavenDB caps the header object at 2 KB; a little more leaves room for clients' extra keys.
 const MAX_HEADER_BYTES: usize = 4096;
@@ -25,14 +28,40 @@ pub struct ConnectionContext {
     pub landlord: Arc<Landlord>,
     /// How long a client may take to send its header.
     pub header_timeout: Duration,
+    /// Set: connections speak TLS and clients need a registered certificate.
+    pub security: Option<Arc<ServerSecurity>>,
+    /// Without a certificate, the client addresses served.
+    pub unsecured: crate::security::unsecured_access::UnsecuredAccess,
 }
 
 /// Serves one connection until it ends; errors are reported to the client and logged, never propagated.
 pub async fn serve(stream: TcpStream, peer: SocketAddr, context: ConnectionContext) {
     let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
+    let Some(security) = context.security.clone() else {
+        if !context.unsecured.allows(peer.ip()) {
+            tracing::debug!(%peer, "TCP connection refused by Security.UnsecuredAccessAllowed");
+            return;
+        }
+        let (read, write) = stream.into_split();
+        return serve_split(read, write, peer, ClientCertificate(None), &context).await;
+    };
+    match security.tls.accept(stream, false).await {
+        Ok((tls, certificate)) => {
+            security.tls.audit_connection(peer, "TCP", &certificate);
+            let (read, write) = tokio::io::split(tls);
+            serve_split(read, write, peer, certificate, &context).await
+        }
+        Err(e) => tracing::debug!(%peer, error = %e, "TLS connection to the TCP listener refused"),
+    }
+}
+
+async fn serve_split<R, W>(read: R, mut write: W, peer: SocketAddr, certificate: ClientCertificate, context: &ConnectionContext)
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
     let mut reader = JsonReader::new(read);
-    match run(&mut reader, &mut write, peer, &context).await {
+    match run(&mut reader, &mut write, peer, &certificate, context).await {
         Ok(()) | Err(TcpError::Closed) => {}
         Err(error) => {
             tracing::debug!(%peer, %error, "TCP connection failed");
@@ -43,12 +72,17 @@ pub async fn serve(stream: TcpStream, peer: SocketAddr, context: ConnectionConte
     }
 }
 
-async fn run(
-    reader: &mut JsonReader<tokio::net::tcp::OwnedReadHalf>,
-    write: &mut tokio::net::tcp::OwnedWriteHalf,
+async fn run<R, W>(
+    reader: &mut JsonReader<R>,
+    write: &mut W,
     peer: SocketAddr,
+    certificate: &ClientCertificate,
     context: &ConnectionContext,
-) -> Result<(), TcpError> {
+) -> Result<(), TcpError>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send,
+{
     let timeout = if context.header_timeout.is_zero() { Duration::from_secs(3600) } else { context.header_timeout };
     let (header, version) = 'negotiation: {
         for _ in 0..MAX_NEGOTIATION_ROUNDS {
@@ -68,7 +102,7 @@ async fn run(
         }
         return Err(TcpError::NegotiationRounds(MAX_NEGOTIATION_ROUNDS));
     };
-    if let Err(refusal) = authorize(&header, peer) {
+    if let Err(refusal) = authorize(&header, context.security.as_deref(), certificate.0.as_ref()) {
         write_object(write, &negotiation::authorization_failed(version, &refusal.0)).await?;
         return Ok(());
     }

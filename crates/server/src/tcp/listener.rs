@@ -8,6 +8,7 @@ use tokio::task::JoinHandle;
 
 use super::connection::{self, ConnectionContext};
 use crate::landlord::Landlord;
+use crate::security::server_security::ServerSecurity;
 
 /// The running TCP listener and its connections.
 pub struct TcpService {
@@ -18,9 +19,15 @@ pub struct TcpService {
 
 impl TcpService {
     /// Starts accepting on `listener`.
-    pub fn start(listener: TcpListener, landlord: std::sync::Arc<Landlord>, header_timeout: Duration) -> TcpService {
+    pub fn start(
+        listener: TcpListener,
+        landlord: std::sync::Arc<Landlord>,
+        header_timeout: Duration,
+        security: Option<std::sync::Arc<ServerSecurity>>,
+        unsecured: crate::security::unsecured_access::UnsecuredAccess,
+    ) -> TcpService {
         let closing = watch::channel(false).0;
-        let context = ConnectionContext { landlord, header_timeout };
+        let context = ConnectionContext { landlord, header_timeout, security, unsecured };
         let accept = tokio::spawn(accept_loop(listener, context, closing.clone()));
         TcpService { closing, accept }
     }
