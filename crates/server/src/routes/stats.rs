@@ -119,7 +119,7 @@ pub(crate) fn metrics_json(state: &AppState) -> Value {
                 "KeptOpenForRunningWork": state.landlord.idle.kept_busy.load(Ordering::Relaxed),
                 "UnloadingNow": state.landlord.idle.unloading.load(Ordering::Relaxed)
             },
-            "Security": crate::security::metrics(&state),
+            "Security": crate::security::metrics(state),
             "Databases": databases
     })
 }
