@@ -67,7 +67,7 @@ def test_slow_only_request_log(server_factory):
     parsed = urlparse(server.url)
     body = b'{"slow": true}'
     with socket.create_connection((parsed.hostname, parsed.port), timeout=10) as s:
-        s.sendall(f"PUT /databases/{db}/docs?id=slow-{marker} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:5])
+        s.sendall(f"PUT /databases/{db}/docs?id=slow-{marker} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body[:5])
         time.sleep(0.4)
         s.sendall(body[5:])
         assert s.recv(65536).startswith(b"HTTP/1.1 201")

@@ -23,7 +23,7 @@ def _connect(url: str) -> socket.socket:
 def _partial_put(url: str, path: str, sent: int = 10, declared: int = 1000) -> socket.socket:
     """A PUT whose headers are complete but whose body stops after `sent` of `declared` bytes."""
     s = _connect(url)
-    head = f"PUT {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\r\n"
+    head = f"PUT {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {declared}\r\n\r\n"
     s.sendall(head.encode() + b"{" + b" " * (sent - 1))
     return s
 
@@ -97,7 +97,7 @@ def test_a_body_trickling_below_the_minimum_rate_gets_408(server_factory):
 def test_partial_headers_are_dropped(server_factory):
     server = server_factory(extra_args=SHORT_TIMEOUTS)
     s = _connect(server.url)
-    s.sendall(b"GET /build/version HTTP/1.1\r\nHost: x\r\n")
+    s.sendall(b"GET /build/version HTTP/1.1\r\nHost: 127.0.0.1\r\n")
     started = time.monotonic()
     _read_until_closed(s, timeout=5)
     assert time.monotonic() - started < 3
@@ -113,7 +113,7 @@ def test_a_slow_client_is_not_dropped_while_the_body_keeps_the_rate(server_facto
     create_database(url, db)
     body = b'{"name": "' + b"x" * 600 + b'"}'
     s = _connect(url)
-    s.sendall(f"PUT /databases/{db}/docs?id=steady/1 HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode())
+    s.sendall(f"PUT /databases/{db}/docs?id=steady/1 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n".encode())
     for i in range(0, len(body), 150):
         s.sendall(body[i : i + 150])
         time.sleep(0.3)  # 500 bytes/s for 1.5 s: longer than the 1 s window, above 240 bytes/s

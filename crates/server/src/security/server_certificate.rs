@@ -14,7 +14,7 @@ use super::peer_certificate::thumbprint;
 /// Why the server's certificate could not be used; the server does not start.
 #[derive(Debug, thiserror::Error)]
 pub enum CertificateError {
-    #[error("cannot read the certificate file {path}: {source}")]
+    #[error("cannot read the certificate file {path} (Security.Certificate.Path or its key path): {source}")]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{path} is not a PKCS#12 (PFX) file this server can read, or its password is wrong: {reason}")]
     Pkcs12 { path: PathBuf, reason: String },

@@ -36,10 +36,12 @@ impl UnsecuredAccess {
     }
 
     /// Whether a client at `ip` is served.
+    /// As in RavenDB, each wider range includes the narrower ones (`PrivateNetwork` serves this machine too,
+    /// `PublicNetwork` every address).
     pub fn allows(&self, ip: IpAddr) -> bool {
         match classify(ip) {
-            AddressClass::Local => self.local,
-            AddressClass::Private => self.private_network,
+            AddressClass::Local => self.local || self.private_network || self.public_network,
+            AddressClass::Private => self.private_network || self.public_network,
             AddressClass::Public => self.public_network,
         }
     }
@@ -104,6 +106,11 @@ mod tests {
         assert!(!access.allows("1.1.1.1".parse().unwrap()));
         assert_eq!(UnsecuredAccess::parse("None").unwrap().describe(), "None");
         assert!(UnsecuredAccess::parse("Everyone").is_err());
-        assert!(UnsecuredAccess::parse("PublicNetwork").unwrap().allows("1.1.1.1".parse().unwrap()));
+        let public = UnsecuredAccess::parse("PublicNetwork").unwrap();
+        assert!(public.allows("1.1.1.1".parse().unwrap()) && public.allows("127.0.0.1".parse().unwrap()));
+        assert!(
+            UnsecuredAccess::parse("PrivateNetwork").unwrap().allows("127.0.0.1".parse().unwrap()),
+            "wider ranges include narrower ones"
+        );
     }
 }
