@@ -13,7 +13,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
 
-from corvid_support import delete_database, open_store, unique_db_name
+from corvid_support import create_database, delete_database, open_store, unique_db_name
 from studio_browser import Studio, start_browser
 
 
@@ -201,7 +201,16 @@ def test_indexes_page_shows_a_compile_error_then_creates_an_index_that_catches_u
     assert studio.console_errors(expected=("400",)) == []
 
 
-def test_document_list_pages_through_ten_thousand_documents(server_url, db_name, studio):
+def test_document_list_pages_through_ten_thousand_documents(server_factory, browser):
+    # A server of its own: on the shared one, after the whole suite, the first page once took over 60 s to
+    # show (not reproduced alone or after its neighbours; see the session-14 note).
+    server_url = server_factory().url
+    db_name = unique_db_name("studio_list")
+    create_database(server_url, db_name)
+    studio = Studio(browser, server_url)
+    studio.open()
+    studio.page("databases")
+    browser.get_log("browser")
     with open_store(server_url, db_name) as store:
         with store.bulk_insert() as bulk:
             for i in range(10_000):
