@@ -32,7 +32,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check -r tests/compat/requirements.txt
 # pytest exits 5 when it collected nothing: that is a failure too.
-.venv/bin/python -m pytest tests/compat -q "$@"
+# The Studio's browser tests run in a process of their own: after the rest of the suite in the same process,
+# the 10,000-document list's first page did not show within 60 s (not understood yet; alone it takes < 1 s).
+.venv/bin/python -m pytest tests/compat/test_studio.py -q "$@"
+.venv/bin/python -m pytest tests/compat -q --ignore=tests/compat/test_studio.py "$@"
 
 echo "== compatibility tests (official ravendb Node.js client)"
 (
