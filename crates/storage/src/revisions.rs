@@ -174,47 +174,6 @@ impl WriteTxn<'_> {
         }
     }
 
-    /// A collection's revisions (lower-cased name) with an etag above `after`, in etag order, until `visit`
-    /// returns false.
-    pub fn collection_revisions_after_etag(
-        &self,
-        collection_lower: &str,
-        after: u64,
-        mut visit: impl FnMut(DocumentRecord) -> bool,
-    ) -> Result<(), StorageError> {
-        let start = collection_etag_key(collection_lower, after.saturating_add(1));
-        let end = collection_etag_key(collection_lower, u64::MAX);
-        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
-        for entry in self.tables.revisions_by_collection.range(&self.txn, &range)? {
-            let (_, key) = entry?;
-            let bytes = self.tables.revisions.get(&self.txn, key)?.ok_or_else(|| {
-                StorageError::corrupted(
-                    tables::REVISIONS_BY_COLLECTION,
-                    format!("entry points to a missing revision {}", String::from_utf8_lossy(key)),
-                )
-            })?;
-            if !visit(decode(bytes)?) {
-                break;
-            }
-        }
-        Ok(())
-    }
-
-    /// The document's revision just before the one with etag `etag` (what a revisions subscription sends as
-    /// `Previous`).
-    pub fn revision_preceding(&self, doc_key: &str, etag: u64) -> Result<Option<DocumentRecord>, StorageError> {
-        if !storable(doc_key) || etag == 0 {
-            return Ok(None);
-        }
-        let start = revision_key(doc_key, 0);
-        let end = revision_key(doc_key, etag - 1);
-        let range = (std::ops::Bound::Included(&start[..]), std::ops::Bound::Included(&end[..]));
-        match self.tables.revisions.rev_range(&self.txn, &range)?.next() {
-            Some(entry) => Ok(Some(decode(entry?.1)?)),
-            None => Ok(None),
-        }
-    }
-
     /// The revision with this change vector.
     pub fn revision_by_change_vector(&self, change_vector: &str) -> Result<Option<DocumentRecord>, StorageError> {
         if change_vector.is_empty() || change_vector.len() > 511 {
