@@ -41,6 +41,8 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
                                     (virtual; doubles as data grows, to 1 TiB)
   --disk-reserve-bytes <n>          file kept per database so deletes work on  [4194304]
                                     a full disk (0: none)
+  --slow-io-threshold-ms <n>        log and notify disk operations this slow   [500]
+                                    (0: never)
   --log-requests <true|false>       one log line per request                   [true]
   --http-response-compression <true|false>  compress responses (gzip, br,   [true]
                                     zstd, deflate) when the client accepts it
@@ -97,6 +99,7 @@ const SETTING_NAMES: &[&str] = &[
     "write_queue_capacity",
     "map_size_bytes",
     "disk_reserve_bytes",
+    "slow_io_threshold_ms",
     "log_requests",
     "http_response_compression",
     "max_json_depth",
@@ -157,6 +160,7 @@ struct FileSettings {
     write_queue_capacity: Option<usize>,
     map_size_bytes: Option<usize>,
     disk_reserve_bytes: Option<u64>,
+    slow_io_threshold_ms: Option<u64>,
     log_requests: Option<bool>,
     http_response_compression: Option<bool>,
     max_json_depth: Option<usize>,
@@ -224,6 +228,7 @@ impl Settings {
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "disk_reserve_bytes" => c.database.store.disk_reserve_bytes = parse(name, value)?,
+            "slow_io_threshold_ms" => c.database.slow_io_threshold = Duration::from_millis(parse(name, value)?),
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "http_response_compression" => c.response_compression = parse_bool(name, value)?,
             "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),
@@ -286,6 +291,7 @@ impl Settings {
             ("write_queue_capacity", file.write_queue_capacity.map(|v| v.to_string())),
             ("map_size_bytes", file.map_size_bytes.map(|v| v.to_string())),
             ("disk_reserve_bytes", file.disk_reserve_bytes.map(|v| v.to_string())),
+            ("slow_io_threshold_ms", file.slow_io_threshold_ms.map(|v| v.to_string())),
             ("log_requests", file.log_requests.map(|v| v.to_string())),
             ("http_response_compression", file.http_response_compression.map(|v| v.to_string())),
             ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),

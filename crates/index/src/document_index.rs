@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use corvid_types::io_metrics::{IoKind, IoMetrics};
+use corvid_types::now_nanos;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
 use tantivy::collector::{Count, TopDocs};
@@ -77,6 +79,8 @@ pub struct DocumentIndex {
     checkpoint_failure: Arc<Mutex<Option<String>>>,
     /// Checkpoints that are only due wait while set (see [`DocumentIndex::hold_checkpoints`]).
     checkpoints_held: AtomicBool,
+    /// Recent commits and checkpoints (`/debug/io-metrics`).
+    io: Arc<IoMetrics>,
 }
 
 /// The tantivy writer and its thread count; `None` between dropping a writer and opening its successor
@@ -222,6 +226,8 @@ impl IndexBatch<'_> {
         let (started, entries, deletes) = (self.started, self.entries, self.deletes);
         drop(self);
         let commit_took = started.elapsed();
+        let commit_start = now_nanos() - (commit_took - prepared_after).as_nanos() as i64;
+        record_io(&index.io, &index.dir, IoKind::DataFlush, commit_start, commit_took - prepared_after, 0);
         index.last_etag.store(last_etag, AtomicOrdering::Release);
         index.reader.reload()?;
         tracing::debug!(
@@ -321,6 +327,7 @@ impl DocumentIndex {
             checkpointer: Mutex::new(None),
             checkpoint_failure: Arc::new(Mutex::new(None)),
             checkpoints_held: AtomicBool::new(false),
+            io: Arc::default(),
         };
         if fresh {
             // Record the spec right away, so a reopen can check it even before the first batch.
@@ -367,7 +374,7 @@ impl DocumentIndex {
             let _ = running.join();
         }
         *self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-        let result = self.directory.checkpoint();
+        let result = timed_checkpoint(&self.directory, &self.io, &self.dir);
         *self.checkpoint_failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
         result?;
         Ok(())
@@ -402,10 +409,11 @@ impl DocumentIndex {
         let directory = self.directory.clone();
         let dir = self.dir.clone();
         let failure = self.checkpoint_failure.clone();
+        let io = self.io.clone();
         let thread = std::thread::Builder::new().name("index-checkpoint".into()).spawn(move || {
             crate::merge_priority::lower_this_thread();
             let started = Instant::now();
-            let result = directory.checkpoint();
+            let result = timed_checkpoint(&directory, &io, &dir);
             *failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
             match result {
                 Ok(true) => tracing::debug!(dir = %dir.display(), took_ms = started.elapsed().as_millis() as u64, "index checkpoint"),
@@ -426,6 +434,11 @@ impl DocumentIndex {
     /// Bytes of recent segments held in memory until the next checkpoint.
     pub fn memory_bytes(&self) -> usize {
         self.directory.memory_bytes()
+    }
+
+    /// The index's recent commits and checkpoints.
+    pub fn io_metrics(&self) -> &Arc<IoMetrics> {
+        &self.io
     }
 
     #[cfg(test)]
@@ -637,5 +650,25 @@ fn comparator(descending: bool) -> ComparatorEnum {
         ComparatorEnum::Natural
     } else {
         ComparatorEnum::Reverse
+    }
+}
+
+/// A checkpoint of the index's files, recorded as a data sync of the bytes it had in memory.
+fn timed_checkpoint(directory: &SoftSyncDirectory, io: &IoMetrics, dir: &Path) -> std::io::Result<bool> {
+    let pending = directory.memory_bytes() as u64;
+    let timer = IoMetrics::start();
+    let result = directory.checkpoint();
+    if matches!(result, Ok(true)) {
+        let (start, duration) = timer.stop();
+        record_io(io, dir, IoKind::DataSync, start, duration, pending);
+    }
+    result
+}
+
+/// Records an index operation, logging it when it was slow.
+fn record_io(io: &IoMetrics, dir: &Path, kind: IoKind, start: i64, duration: Duration, size: u64) {
+    if io.record("index", kind, start, duration, size, 0) {
+        tracing::warn!(index = %dir.display(), operation = kind.name(), size, took_ms = duration.as_millis() as u64,
+            "slow I/O: an index operation took longer than slow_io_threshold_ms");
     }
 }

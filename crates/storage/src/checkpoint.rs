@@ -12,11 +12,13 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use corvid_types::io_metrics::{IoKind, IoMetrics, IoTimer};
 use heed::{RoTxn, WithoutTls};
 
 use crate::journal::{flushed_state, CheckpointState, Covered, Journal};
 use crate::journal_file;
 use crate::store::Store;
+use crate::tables::DATA_FILE;
 use crate::StorageError;
 
 /// A checkpoint once this many record bytes were written since the last (most of a journal file, so files
@@ -27,7 +29,8 @@ pub(crate) const CHECKPOINT_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A checkpoint whose data-file flush runs on its own thread while the merger goes on committing.
 struct InFlight<'s> {
-    sync: JoinHandle<heed::Result<()>>,
+    /// The flush's result, start (Unix nanoseconds) and duration.
+    sync: JoinHandle<(heed::Result<()>, IoTimer)>,
     /// The snapshot being flushed; protected from now on.
     reader: RoTxn<'s, WithoutTls>,
     state: CheckpointState,
@@ -71,7 +74,10 @@ impl<'s> Checkpointer<'s> {
         let env = self.store.env.clone();
         let sync = std::thread::Builder::new()
             .name("checkpoint-sync".into())
-            .spawn(move || env.force_sync())
+            .spawn(move || {
+                let timer = IoMetrics::start();
+                (env.force_sync(), timer)
+            })
             .map_err(|e| StorageError::WriterFailed(e.to_string()))?;
         self.in_flight = Some(InFlight { sync, reader, state, covered: journal.covered_now() });
         Ok(())
@@ -86,11 +92,16 @@ impl<'s> Checkpointer<'s> {
             self.in_flight = Some(in_flight);
             return Ok(false);
         }
-        let flushed = in_flight.sync.join().map_err(|_| StorageError::WriterFailed("the data file flush panicked".into()))?;
+        let (flushed, timer) = in_flight.sync.join().map_err(|_| StorageError::WriterFailed("the data file flush panicked".into()))?;
+        let data_file = self.store.path().join(DATA_FILE);
+        let file_size = std::fs::metadata(&data_file).map_or(0, |m| m.len());
+        self.store.record_io(timer, &data_file, IoKind::DataSync, 0, file_size);
         flushed?;
         #[cfg(test)]
         journal_file::io_log::mark(self.store.path(), "data-synced");
+        let timer = IoMetrics::start();
         journal.checkpoint(&in_flight.state, in_flight.covered)?;
+        self.store.record_io(timer, &journal.current_path(), IoKind::JournalSync, in_flight.state.meta_pages.len() as u64, 0);
         #[cfg(test)]
         journal_file::io_log::data_copy(self.store.path(), "end");
         #[cfg(test)]

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use corvid_types::io_metrics::{IoKind, IoMetrics};
+
 use crate::journal_file;
 use crate::merger_stats::MergerStats;
 use crate::store::Store;
@@ -37,6 +39,10 @@ pub(crate) struct FlushGroup {
     pub etag: u64,
     /// Attachment contents whose last reference the commit removed: deleted once it is durable.
     pub released: Vec<String>,
+    /// The size of the commit's journal record.
+    pub bytes: u64,
+    /// The journal file's size.
+    pub file_size: u64,
 }
 
 /// The flusher thread of one database.
@@ -108,7 +114,7 @@ fn flush_loop(store: &Store, receiver: &Receiver<FlushGroup>, stats: &MergerStat
         let result = if failed.load(Ordering::SeqCst) {
             Err(StorageError::WriterFailed("an earlier journal flush failed; the database must be reopened".into()))
         } else {
-            flush_files(&groups, stats)
+            flush_files(store, &groups, stats)
         };
         stats.flush_latency.record(started.elapsed());
         stats.journal_flushes.fetch_add(1, Ordering::Relaxed);
@@ -132,12 +138,15 @@ fn flush_loop(store: &Store, receiver: &Receiver<FlushGroup>, stats: &MergerStat
 }
 
 /// `fdatasync` of every file the groups were written to, in journal order, each once.
-fn flush_files(groups: &[FlushGroup], stats: &MergerStats) -> Result<(), StorageError> {
+fn flush_files(store: &Store, groups: &[FlushGroup], stats: &MergerStats) -> Result<(), StorageError> {
     let mut flushed: Vec<*const File> = Vec::with_capacity(2);
     for group in groups {
         let file = Arc::as_ptr(&group.file);
         if !flushed.contains(&file) {
+            let bytes = groups.iter().filter(|g| Arc::as_ptr(&g.file) == file).map(|g| g.bytes).sum();
+            let timer = IoMetrics::start();
             journal_file::sync(&group.file, &group.path)?;
+            store.record_io(timer, &group.path, IoKind::JournalSync, bytes, group.file_size);
             stats.fsyncs.fetch_add(1, Ordering::Relaxed);
             flushed.push(file);
         }

@@ -19,6 +19,8 @@ use crate::StorageError;
 pub(crate) struct Appended {
     pub file: Arc<File>,
     pub path: PathBuf,
+    /// The file's size (preallocated).
+    pub capacity: u64,
 }
 
 /// The journal being written.
@@ -108,7 +110,7 @@ impl Journal {
         self.write(&record)?;
         self.bytes_written += record.len() as u64;
         self.next_id += 1;
-        Ok(Appended { file: self.current.file.clone(), path: self.current.path.clone() })
+        Ok(Appended { file: self.current.file.clone(), path: self.current.path.clone(), capacity: self.current.capacity })
     }
 
     /// Takes back the last transaction record (its commit failed): its length is zeroed, so it reads as the
@@ -125,6 +127,11 @@ impl Journal {
     /// What a flush of the data file now covers: every transaction written so far.
     pub fn covered_now(&self) -> Covered {
         Covered { id: self.next_id - 1, bytes_written: self.bytes_written }
+    }
+
+    /// The file being written.
+    pub fn current_path(&self) -> PathBuf {
+        self.current.path.clone()
     }
 
     /// Record bytes since the data file was last flushed for a checkpoint (what a crash would replay).

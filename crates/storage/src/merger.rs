@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use corvid_types::io_metrics::{IoKind, IoMetrics};
+
 use crate::checkpoint::{Checkpointer, CHECKPOINT_INTERVAL};
 use crate::disk_space::{self, DiskReserve};
 use crate::group_flusher::{FlushGroup, GroupFlusher, Pending};
@@ -400,6 +402,8 @@ fn run_merged(
     let started = Instant::now();
     // The record goes first: a process crash right after the commit (which readers may already see) still
     // finds it in the journal. Without a record, the commit does not happen.
+    let written_before = journal.bytes_written;
+    let timer = IoMetrics::start();
     let appended = match journal.append_transaction(&ops) {
         Ok(appended) => appended,
         Err(e) => {
@@ -407,11 +411,23 @@ fn run_merged(
             return fail_commit(store, last_etag, durable_etag, done, e, stats);
         }
     };
+    let bytes = journal.bytes_written - written_before;
+    store.record_io(timer, &appended.path, IoKind::JournalWrite, bytes, appended.capacity);
+    let timer = IoMetrics::start();
     match parent.commit() {
         Ok(()) => {
+            store.record_io(timer, Path::new(crate::tables::DATA_FILE), IoKind::DataFlush, 0, 0);
             stats.commit_micros_total.fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
             stats.commits.fetch_add(1, Ordering::Relaxed);
-            Committed::Yes(FlushGroup { file: appended.file, path: appended.path, pending: done, etag: *last_etag, released })
+            Committed::Yes(FlushGroup {
+                file: appended.file,
+                path: appended.path,
+                pending: done,
+                etag: *last_etag,
+                released,
+                bytes,
+                file_size: appended.capacity,
+            })
         }
         Err(e) => {
             if let Err(discard) = journal.discard_last() {

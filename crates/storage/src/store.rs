@@ -1,6 +1,10 @@
 //! A database's LMDB environment, its tables and its write-ahead journal (opening runs recovery).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use corvid_types::io_metrics::{IoKind, IoMetrics, IoTimer};
 
 use heed::{Env, EnvOpenOptions, WithoutTls};
 
@@ -52,6 +56,8 @@ pub struct Store {
     pub(crate) options: StoreOptions,
     /// The write-ahead journal; the merger takes it while it runs and gives it back when it stops.
     pub(crate) journal: Mutex<Option<Journal>>,
+    /// Recent journal writes and syncs, commits and data-file syncs (`/debug/io-metrics`).
+    pub(crate) io: Arc<IoMetrics>,
 }
 
 impl Store {
@@ -143,6 +149,7 @@ impl Store {
             gate: ReaderGate::default(),
             options: options.clone(),
             journal: Mutex::new(None),
+            io: Arc::default(),
         };
         // A fresh journal starting with a checkpoint of the data file as it is now (flushed).
         store.env.force_sync()?;
@@ -186,6 +193,30 @@ impl Store {
     /// The database directory.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The store's recent I/O: journal writes and syncs, commits, data-file syncs.
+    pub fn io_metrics(&self) -> &Arc<IoMetrics> {
+        &self.io
+    }
+
+    /// Records a timed operation on `file` (a path in the database directory), logging it when it was slow.
+    pub(crate) fn record_io(&self, timer: IoTimer, file: &Path, kind: IoKind, size: u64, file_size: u64) {
+        let (start, duration) = timer.stop();
+        self.record_io_at(file, kind, start, duration, size, file_size);
+    }
+
+    /// Records an operation timed elsewhere (`start` in Unix nanoseconds), logging it when it was slow.
+    pub(crate) fn record_io_at(&self, file: &Path, kind: IoKind, start: i64, duration: Duration, size: u64, file_size: u64) {
+        let name = file.strip_prefix(&self.path).unwrap_or(file).to_string_lossy();
+        if self.io.record(&name, kind, start, duration, size, file_size) {
+            let threshold = self.io.slow_threshold();
+            tracing::warn!(
+                database = %self.path.display(), file = %name, operation = kind.name(), size,
+                threshold_ms = threshold.as_millis() as u64,
+                "slow I/O: an operation took longer than slow_io_threshold_ms"
+            );
+        }
     }
 
     /// A consistent snapshot of the whole database.

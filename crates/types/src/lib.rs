@@ -4,6 +4,7 @@
 mod change_vector;
 mod dates;
 mod ids;
+pub mod io_metrics;
 pub mod json;
 mod json_string;
 pub mod metadata;

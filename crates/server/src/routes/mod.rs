@@ -22,9 +22,11 @@ mod index_performance;
 mod index_trace;
 mod indexes;
 mod info_package;
+mod io_metrics;
 mod monitoring;
 mod multi_get;
 mod not_supported;
+mod notifications;
 mod operations;
 mod patch;
 mod queries;
@@ -142,6 +144,10 @@ pub fn router(state: AppState) -> Router {
         .route("/indexes/status", get(indexes::index_status))
         .route("/indexes/performance", get(index_performance::performance))
         .route("/indexes/performance/live", get(index_performance::live))
+        .route("/debug/io-metrics", get(io_metrics::io_metrics))
+        .route("/debug/io-metrics/live", get(io_metrics::live))
+        .route("/notifications", get(notifications::list))
+        .route("/notification-center/dismiss", post(notifications::dismiss))
         .route("/admin/indexes/trace", post(index_trace::trace))
         .route("/info/tcp", get(tcp_info::database_tcp_info))
         .route("/subscriptions", put(subscriptions::create).get(subscriptions::list).delete(subscriptions::delete))

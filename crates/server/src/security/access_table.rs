@@ -158,6 +158,11 @@ const TABLE: &[(&str, &str, Access)] = &[
     ("/databases/{db}/indexes/performance", "GET", DatabaseRead),
     ("/databases/{db}/indexes/performance/live", "GET", DatabaseRead),
     ("/databases/{db}/admin/indexes/trace", "POST", DatabaseAdmin),
+    // RavenDB: the I/O metrics are a debug read; its notification center is the database's valid users'.
+    ("/databases/{db}/debug/io-metrics", "GET", DatabaseRead),
+    ("/databases/{db}/debug/io-metrics/live", "GET", DatabaseRead),
+    ("/databases/{db}/notifications", "GET", DatabaseRead),
+    ("/databases/{db}/notification-center/dismiss", "POST", DatabaseRead),
 ];
 
 /// A route's accesses by method, and for any other method.
