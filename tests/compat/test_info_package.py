@@ -20,7 +20,7 @@ def test_info_package_unzips_with_each_part(http, server_url, db_name):
     names = set(package.namelist())
     for part in ("server/metrics.json", "server/threads.json", "server/memory.json", "server/settings.txt", "server/databases.json"):
         assert part in names, sorted(names)
-    for part in ("stats.json", "indexes-stats.json", "indexes-performance.json", "indexes-errors.json", "merger.json", "io-metrics.json"):
+    for part in ("stats.json", "indexes-stats.json", "indexes-performance.json", "indexes-errors.json", "merger.json", "io-metrics.json", "notifications.json"):
         assert f"databases/{db_name}/{part}" in names, sorted(names)
     threads = json.loads(package.read("server/threads.json"))
     thread_names = {t["Name"] for t in threads["Threads"]}
@@ -33,6 +33,9 @@ def test_info_package_unzips_with_each_part(http, server_url, db_name):
     assert stats["CountOfDocuments"] == 1
     indexes = json.loads(package.read(f"databases/{db_name}/indexes-stats.json"))
     assert [i["Name"] for i in indexes["Results"]] == ["Users/ByName"]
+    io_metrics = json.loads(package.read(f"databases/{db_name}/io-metrics.json"))
+    documents = [e for e in io_metrics["Environments"] if e["Type"] == "Documents"]
+    assert any(e["Type"] == "JournalWrite" for f in documents[0]["Files"] for e in f["Recent"]), io_metrics
     settings = package.read("server/settings.txt").decode()
     assert "data_dir" in settings
     metrics = json.loads(package.read("server/metrics.json"))

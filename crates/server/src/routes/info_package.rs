@@ -57,7 +57,8 @@ pub async fn info_package(State(state): State<AppState>) -> ApiResult<Response> 
                 .collect();
             parts.push(json_part(format!("{dir}/indexes-errors.json"), &json!({ "Results": errors })));
             parts.push(json_part(format!("{dir}/merger.json"), &serde_json::to_value(database.merger_stats()).unwrap_or(Value::Null)));
-            parts.push(json_part(format!("{dir}/io-metrics.json"), &json!({"Available": false, "Reason": "I/O metrics are not collected yet"})));
+            parts.push(json_part(format!("{dir}/io-metrics.json"), &super::io_metrics::io_metrics_json(&database)));
+            parts.push(json_part(format!("{dir}/notifications.json"), &json!({ "Results": super::notifications::notifications(&database) })));
         }
         write_zip(parts)
     })
