@@ -4,6 +4,7 @@
 //! `corvid backup` and `corvid restore` drive a running server's backup and restore.
 //! `corvid replay-trace` replays an indexing trace.
 
+mod allocator;
 mod backup_cli;
 mod check;
 mod data_dir_lock;
@@ -49,6 +50,7 @@ fn main() -> std::process::ExitCode {
         }
     };
     init_logging(&parsed.log_filter);
+    allocator::return_freed_memory_promptly();
     if let Err(e) = corvid_server::logs::sink().configure_files(parsed.logs.clone()) {
         eprintln!("corvid: cannot write log files: {e}");
         return std::process::ExitCode::FAILURE;

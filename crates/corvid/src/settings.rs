@@ -48,6 +48,8 @@ options (each also as CORVID_<NAME> environment variable, or a key in the TOML f
                                     zstd, deflate) when the client accepts it
   --max-json-depth <n>              deepest nesting of a document (1-1024)     [256]
   --max-concurrent-queries <n>      queries run at once; more wait in a queue  [64]
+  --memory-budget-mb <n>            memory large bodies, queries and streams    [half of RAM]
+                                    may hold; more wait, then 503 (0: none)
   --query-queue-timeout-ms <n>      a queued query gets 503 after this long    [30000]
   --log-requests-slower-than-ms <n> log only requests taking at least this     [0]
   --log <filter>                    log filter, e.g. info or debug             [info]
@@ -104,6 +106,7 @@ const SETTING_NAMES: &[&str] = &[
     "http_response_compression",
     "max_json_depth",
     "max_concurrent_queries",
+    "memory_budget_mb",
     "query_queue_timeout_ms",
     "log",
     "debug_slow_open",
@@ -165,6 +168,7 @@ struct FileSettings {
     http_response_compression: Option<bool>,
     max_json_depth: Option<usize>,
     max_concurrent_queries: Option<usize>,
+    memory_budget_mb: Option<u64>,
     query_queue_timeout_ms: Option<u64>,
     log: Option<String>,
     auto_index_idle_after_ms: Option<u64>,
@@ -232,6 +236,7 @@ impl Settings {
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "http_response_compression" => c.response_compression = parse_bool(name, value)?,
             "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),
+            "memory_budget_mb" => c.memory_budget_bytes = parse::<u64>(name, value)?.saturating_mul(1 << 20),
             "query_queue_timeout_ms" => c.query_queue_timeout = Duration::from_millis(parse(name, value)?),
             "max_json_depth" => {
                 let max = corvid_types::json::MAX_CONFIGURABLE_DEPTH;
@@ -296,6 +301,7 @@ impl Settings {
             ("http_response_compression", file.http_response_compression.map(|v| v.to_string())),
             ("max_json_depth", file.max_json_depth.map(|v| v.to_string())),
             ("max_concurrent_queries", file.max_concurrent_queries.map(|v| v.to_string())),
+            ("memory_budget_mb", file.memory_budget_mb.map(|v| v.to_string())),
             ("query_queue_timeout_ms", file.query_queue_timeout_ms.map(|v| v.to_string())),
             ("log", file.log),
             ("auto_index_idle_after_ms", file.auto_index_idle_after_ms.map(|v| v.to_string())),

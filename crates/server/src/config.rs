@@ -44,6 +44,10 @@ pub struct ServerConfig {
     /// Queries run at once; more wait up to `query_queue_timeout`, then get 503.
     pub max_concurrent_queries: usize,
     pub query_queue_timeout: Duration,
+    /// Memory the requests that need much of it (large bodies, queries, streams) may hold in all, with a
+    /// quarter kept for the server itself; beyond it they wait up to `query_queue_timeout`, then get 503.
+    /// Zero: no budget. Default: half the machine's (or container's) memory (`memory_budget.rs`).
+    pub memory_budget_bytes: u64,
     /// Log only requests that took at least this long (zero: every request).
     pub log_requests_slower_than: Duration,
     /// Compress responses when the client accepts it (RavenDB's `Http.UseResponseCompression`).
@@ -104,6 +108,7 @@ impl Default for ServerConfig {
             max_json_depth: corvid_types::json::DEFAULT_MAX_DEPTH,
             max_concurrent_queries: 64,
             query_queue_timeout: Duration::from_secs(30),
+            memory_budget_bytes: crate::memory_budget::default_budget_bytes(),
             log_requests_slower_than: Duration::ZERO,
             response_compression: true,
             database: DatabaseOptions::default(),

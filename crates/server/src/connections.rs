@@ -43,12 +43,18 @@ pub struct Services {
     pub refused: axum::Router,
 }
 
+/// The most a connection buffers of what it read and has not handed on (headers must fit).
+const READ_BUFFER_BYTES: usize = 64 * 1024;
+
 impl Connections {
     pub fn new(header_read_timeout: Duration, tls: Option<Arc<TlsAcceptor>>, unsecured: UnsecuredAccess) -> Connections {
         let mut builder = http1::Builder::new();
         // The timer must be set for hyper to enforce the header read timeout at all.
         builder.timer(TokioTimer::new());
         builder.header_read_timeout((!header_read_timeout.is_zero()).then_some(header_read_timeout));
+        // hyper's read buffer grows to ~400 KB per connection; with a thousand connections whose requests wait
+        // for the memory budget, that alone was 100+ MB. 64 KB still holds any request head.
+        builder.max_buf_size(READ_BUFFER_BYTES);
         Connections { phase: watch::channel(Phase::Serving).0, builder, tls, unsecured }
     }
 

@@ -16,6 +16,7 @@ mod error_snapshots;
 mod idle_unloader;
 mod landlord;
 pub mod logs;
+mod memory_budget;
 mod middleware;
 mod monitoring;
 mod process_info;

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::config::BodyRate;
 use crate::error::{ApiError, ErrorBody};
+use crate::memory_budget::ReservedBody;
 use crate::state::AppState;
 use crate::timed_body::{SlowBodyFlag, TimedBody};
 
@@ -27,7 +28,13 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
     let (request, slow_body) = timed_body(request, state.config.body_rate);
     let mut response = match state.request_slots.clone().try_acquire_owned() {
         Ok(permit) => {
-            let response = next.run(request).await;
+            let needs = crate::memory_budget::estimate(&request);
+            let response = match state.memory_budget.admit(needs).await {
+                // The reservation is held until the response is sent: results are in memory until then.
+                Ok(Some(reserved)) => next.run(request).await.map(|body| ReservedBody::wrap(body, reserved)),
+                Ok(None) => next.run(request).await,
+                Err(e) => e.into_response(),
+            };
             drop(permit);
             response
         }

@@ -22,6 +22,8 @@ pub struct Inner {
     pub tcp_url: String,
     pub request_slots: Arc<Semaphore>,
     pub queries: QueryGate,
+    /// What memory-hungry requests may hold at once (`memory_budget.rs`).
+    pub memory_budget: crate::memory_budget::MemoryBudget,
     /// `None` when requests are not logged.
     pub request_log: Option<RequestLog>,
     pub request_counter: AtomicU64,
@@ -69,6 +71,7 @@ impl AppState {
         Ok(AppState {
             inner: Arc::new(Inner {
                 queries: QueryGate::new(config.max_concurrent_queries, config.query_queue_timeout),
+                memory_budget: crate::memory_budget::MemoryBudget::new(config.memory_budget_bytes, config.query_queue_timeout),
                 config,
                 landlord,
                 public_url,

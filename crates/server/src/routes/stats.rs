@@ -108,6 +108,7 @@ pub(crate) fn metrics_json(state: &AppState) -> Value {
                 "CancelledClientGone": queries.cancelled,
                 "MaxConcurrent": queries.max_running
             },
+            "MemoryBudget": state.memory_budget.stats(),
             "Changes": {
                 "Connected": state.changes_clients.load(Ordering::Relaxed),
                 "DroppedTooSlow": state.changes_dropped.load(Ordering::Relaxed)
