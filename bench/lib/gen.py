@@ -110,7 +110,14 @@ def cmd_pg_copy(a):
 
 def cmd_corvid_load(a):
     u = urllib.parse.urlsplit(a.url)
-    conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=300)
+    if u.scheme == "https":  # a secured server: trust --cafile, authenticate with --cert (PEM, key inside)
+        import ssl
+        context = ssl.create_default_context(cafile=a.cafile)
+        if a.cert:
+            context.load_cert_chain(a.cert)
+        conn = http.client.HTTPSConnection(u.hostname, u.port or 443, timeout=300, context=context)
+    else:
+        conn = http.client.HTTPConnection(u.hostname, u.port or 80, timeout=300)
     path = f"/databases/{urllib.parse.quote(a.db)}/bulk_docs"
     t0 = time.perf_counter()
     sent = 0
@@ -176,6 +183,8 @@ def main():
     sp.add_argument("--db", default="bench")
     sp.add_argument("--batch", type=int, default=1000)
     sp.add_argument("--check", action="store_true", help="verify the first reply has one result per command")
+    sp.add_argument("--cafile", help="https: the CA certificate to trust")
+    sp.add_argument("--cert", help="https: the client certificate (PEM with its key)")
     sp.set_defaults(fn=cmd_corvid_load)
 
     a = p.parse_args()

@@ -305,3 +305,36 @@ pub async fn reload(State(state): State<AppState>) -> ApiResult<Response> {
     .await?;
     Ok(json_value(StatusCode::OK, &json!({"Thumbprint": thumbprint})))
 }
+
+/// `POST /admin/certificates/refresh` (RavenDB's refresh cycle, here without Let's Encrypt): reads the
+/// configured certificate file again now.
+pub async fn refresh(State(state): State<AppState>) -> ApiResult<Response> {
+    let security = security(&state)?;
+    blocking(move || {
+        crate::security::certificate_watch::reload(&security, "a refresh asked through the API")
+            .map_err(|e| ApiError::BadRequest(format!("Failed to trigger a certificate refresh cycle: {e}")))
+    })
+    .await?;
+    Ok(no_content())
+}
+
+/// `POST /admin/certificates/replace-cluster-cert?replaceImmediately=` (`ReplaceClusterCertificateOperation`):
+/// `{"Certificate": base64 PFX, "Password"?}` becomes the server's certificate, written over its file and
+/// served to new connections at once (one node: `replaceImmediately` changes nothing). 201 as RavenDB.
+pub async fn replace_server_certificate(State(state): State<AppState>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
+    let security = security(&state)?;
+    let body = read_json(body, &headers, state.config.max_body_bytes).await?;
+    let failed = |why: String| ApiError::BadRequest(format!("Failed to replace the server certificate. {why}"));
+    let text = body
+        .get("Certificate")
+        .and_then(Value::as_str)
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| failed("Certificate is a required field in the certificate definition.".into()))?;
+    let pfx = base64::engine::general_purpose::STANDARD
+        .decode(text.trim())
+        .map_err(|e| failed(format!("Unable to load the provided certificate: it is not base64 ({e}).")))?;
+    let password = body.get("Password").and_then(Value::as_str).unwrap_or("").to_owned();
+    blocking(move || crate::security::certificate_replacement::replace(&security, &pfx, &password).map_err(|e| failed(e.to_string())))
+        .await?;
+    Ok(StatusCode::CREATED.into_response())
+}

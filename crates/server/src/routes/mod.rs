@@ -213,6 +213,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/admin/certificates/edit", post(certificates::edit))
         .route("/admin/certificates/reload", post(certificates::reload))
+        .route("/admin/certificates/refresh", post(certificates::refresh))
+        .route("/admin/certificates/replace-cluster-cert", post(certificates::replace_server_certificate))
         .fallback(fallback)
         // A known path with another method is "no handler" too, answered in RavenDB's error shape.
         .method_not_allowed_fallback(fallback)

@@ -41,7 +41,7 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
 /// Server-level path prefixes and the feature they belong to.
 const SERVER_FEATURES: &[(&str, &str)] = &[
     // Registering, generating, listing, editing and deleting client certificates work; the rest does not.
-    ("/admin/certificates", "this certificate operation (replacing the server certificate, Let's Encrypt, local state)"),
+    ("/admin/certificates", "this certificate operation (Let's Encrypt, local state)"),
     ("/certificates", "this certificate operation"),
     ("/admin/configuration/server-wide", "server-wide tasks and connection strings"),
     ("/admin/configuration/client", "server-wide client configuration"),
@@ -94,7 +94,7 @@ mod tests {
         );
         assert_eq!(feature_of("/databases/db1/admin/smugglerX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
-        assert!(feature_of("/admin/certificates/replace-cluster-cert").is_some_and(|f| f.contains("replacing the server certificate")));
+        assert!(feature_of("/admin/certificates/letsencrypt/force-renew").is_some_and(|f| f.contains("Let's Encrypt")));
         assert_eq!(feature_of("/databases/db1/admin/certificates"), None);
         assert_eq!(feature_of("/databases"), None);
     }

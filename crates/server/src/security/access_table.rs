@@ -36,6 +36,8 @@ const TABLE: &[(&str, &str, Access)] = &[
     ("/admin/certificates", "*", Operator),
     ("/admin/certificates/edit", "POST", Operator),
     ("/admin/certificates/reload", "POST", ClusterAdmin),
+    ("/admin/certificates/refresh", "POST", ClusterAdmin),
+    ("/admin/certificates/replace-cluster-cert", "POST", ClusterAdmin),
     // The Studio's files (the browser presents its certificate like any client); `/` only redirects.
     ("/", "GET", Anyone),
     ("/studio", "GET", ValidUser),

@@ -8,6 +8,7 @@ pub mod audit_log;
 pub mod authorization;
 pub mod browser_guard;
 pub mod certificate_registry;
+pub mod certificate_replacement;
 pub mod certificate_watch;
 pub mod client_certificate_factory;
 pub mod client_verifier;

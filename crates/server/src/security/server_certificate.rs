@@ -55,13 +55,43 @@ impl ServerCertificate {
         } else {
             read_pfx(path, &bytes, source.password.as_deref().unwrap_or(""))?
         };
+        ServerCertificate::checked(path, chain, key)
+    }
+
+    /// A PFX given as bytes (the certificate a client sends to replace the server's); `origin` names it in
+    /// errors.
+    pub fn from_pfx(origin: &Path, bytes: &[u8], password: &str) -> Result<ServerCertificate, CertificateError> {
+        let (chain, key) = read_pfx(origin, bytes, password)?;
+        ServerCertificate::checked(origin, chain, key)
+    }
+
+    fn checked(
+        path: &Path,
+        chain: Vec<CertificateDer<'static>>,
+        key: PrivateKeyDer<'static>,
+    ) -> Result<ServerCertificate, CertificateError> {
         let leaf =
-            chain.first().ok_or_else(|| CertificateError::Pem { path: path.clone(), reason: "no certificate in the file".into() })?;
+            chain.first().ok_or_else(|| CertificateError::Pem { path: path.to_owned(), reason: "no certificate in the file".into() })?;
         let thumbprint = thumbprint(leaf);
         let certificate = ServerCertificate { chain, key, thumbprint };
         // Fails early, with the reason, when the key does not fit the certificate or is of an unknown kind.
         certificate.tls_config()?;
         Ok(certificate)
+    }
+
+    /// The whole chain as PEM text, leaf first.
+    pub fn chain_pem(&self) -> String {
+        self.chain.iter().map(|c| pem_text("CERTIFICATE", c.as_ref())).collect()
+    }
+
+    /// The private key as PEM text (PKCS#8 when it came from a PFX).
+    pub fn key_pem(&self) -> String {
+        let label = match &self.key {
+            PrivateKeyDer::Pkcs1(_) => "RSA PRIVATE KEY",
+            PrivateKeyDer::Sec1(_) => "EC PRIVATE KEY",
+            _ => "PRIVATE KEY",
+        };
+        pem_text(label, self.key.secret_der())
     }
 
     /// The leaf certificate in DER (`/info/tcp` gives it to the clients, which pin it).
