@@ -35,7 +35,7 @@ def _name(common_name: str) -> x509.Name:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def _build(subject: str, key, issuer_name: x509.Name, issuer_key, not_before, not_after, *, ca=False, server=False):
+def _build(subject: str, key, issuer_name: x509.Name, issuer_key, not_before, not_after, *, ca=False, server=False, client_too=False):
     builder = (
         x509.CertificateBuilder()
         .subject_name(_name(subject))
@@ -51,7 +51,8 @@ def _build(subject: str, key, issuer_name: x509.Name, issuer_key, not_before, no
             x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
             critical=False,
         )
-        builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        usages = [ExtendedKeyUsageOID.SERVER_AUTH] + ([ExtendedKeyUsageOID.CLIENT_AUTH] if client_too else [])
+        builder = builder.add_extension(x509.ExtendedKeyUsage(usages), critical=False)
     elif not ca:
         builder = builder.add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), critical=False)
     return builder.sign(issuer_key, hashes.SHA256())
@@ -66,14 +67,14 @@ class CertificateAuthority:
         self.pem_path = directory / f"{name.replace(' ', '_')}.pem"
         self.pem_path.write_bytes(self.certificate.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, subject: str, *, server=False, days=30, expired=False, self_signed=False) -> Issued:
+    def issue(self, subject: str, *, server=False, client_too=False, days=30, expired=False, self_signed=False) -> Issued:
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.timezone.utc)
         not_before, not_after = now - datetime.timedelta(days=1), now + datetime.timedelta(days=days)
         if expired:
             not_before, not_after = now - datetime.timedelta(days=30), now - datetime.timedelta(days=1)
         issuer_name, issuer_key = (_name(subject), key) if self_signed else (self.certificate.subject, self.key)
-        certificate = _build(subject, key, issuer_name, issuer_key, not_before, not_after, server=server)
+        certificate = _build(subject, key, issuer_name, issuer_key, not_before, not_after, server=server, client_too=client_too)
         pem_path = self.directory / f"{subject}.pem"
         key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         pem_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM) + key_pem)

@@ -143,3 +143,14 @@ def test_the_file_watch_keeps_the_old_certificate_when_the_new_file_is_bad(serve
         time.sleep(0.5)
     assert served_certificate(s.url).serial_number == renewed.certificate.serial_number
     assert s.metrics()["ServerCertificate"] == renewed.thumbprint
+
+
+def test_the_replacing_certificate_is_the_servers_cluster_admin_at_once(server_factory, tmp_path):
+    s = Setup(server_factory, tmp_path)
+    # A node certificate usable both ways, as RavenDB's are: the server's own certificate is a cluster admin.
+    renewed = s.ca.issue("renewed-node", server=True, client_too=True)
+    with s.store() as store:
+        store.maintenance.server.send(ReplaceClusterCertificateOperation(pfx_bytes(s.ca, renewed, ""), True))
+    r = requests.get(f"{s.url}/certificates/whoami", verify=str(s.ca.pem_path), cert=str(renewed.pem_path), timeout=10)
+    assert r.status_code == 200, r.text
+    assert (r.json()["SecurityClearance"], r.json()["Thumbprint"]) == ("ClusterAdmin", renewed.thumbprint)

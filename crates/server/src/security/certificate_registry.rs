@@ -69,8 +69,11 @@ type Registered = (CertificateRecord, Option<Arc<Grant>>);
 /// Registered certificates by thumbprint, and the fixed cluster admins.
 pub struct CertificateRegistry {
     registered: RwLock<HashMap<String, Registered>>,
-    /// Thumbprints that are cluster admins without registration (settings, the server's own certificate).
+    /// Thumbprints that are cluster admins without registration (`Security.WellKnownCertificates.Admin`).
     well_known_admins: Vec<String>,
+    /// The server's own certificate's thumbprint, a cluster admin as a RavenDB node's is; it changes when
+    /// the certificate is replaced or reloaded.
+    server_certificate: RwLock<String>,
 }
 
 impl CertificateRegistry {
@@ -84,12 +87,18 @@ impl CertificateRegistry {
             registered.insert(record.thumbprint.clone(), (record, grant));
         }
         let well_known_admins = well_known_admins.into_iter().map(|t| t.trim().to_ascii_uppercase()).filter(|t| !t.is_empty()).collect();
-        Ok(CertificateRegistry { registered: RwLock::new(registered), well_known_admins })
+        Ok(CertificateRegistry { registered: RwLock::new(registered), well_known_admins, server_certificate: RwLock::default() })
+    }
+
+    /// Makes `thumbprint` (the server's certificate now) the server's own cluster admin, in place of the
+    /// previous one.
+    pub fn set_server_certificate(&self, thumbprint: &str) {
+        *self.server_certificate.write() = thumbprint.trim().to_ascii_uppercase();
     }
 
     /// Who the holder of `certificate` is.
     pub fn identify(&self, certificate: &PeerCertificate) -> Identity {
-        if self.well_known_admins.contains(&certificate.thumbprint) {
+        if self.well_known_admins.contains(&certificate.thumbprint) || *self.server_certificate.read() == certificate.thumbprint {
             let grant = Grant { clearance: Clearance::ClusterAdmin, databases: BTreeMap::new() };
             return Identity::Known { grant: Arc::new(grant), name: certificate.subject.clone() };
         }

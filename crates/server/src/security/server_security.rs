@@ -45,10 +45,9 @@ impl ServerSecurity {
             https_url,
             audit.clone(),
         ));
+        let registry = CertificateRegistry::load(landlord.catalog(), settings.well_known_admins.clone())?;
         // The server's own certificate is a cluster admin, as a RavenDB node's is.
-        let mut admins = settings.well_known_admins.clone();
-        admins.push(certificate.thumbprint.clone());
-        let registry = CertificateRegistry::load(landlord.catalog(), admins)?;
+        registry.set_server_certificate(&certificate.thumbprint);
         Ok(Some(ServerSecurity {
             source: source.clone(),
             certificate: RwLock::new(Arc::new(certificate)),
@@ -71,6 +70,7 @@ impl ServerSecurity {
         let config = certificate.tls_config().map_err(|e| e.to_string())?;
         let certificate = Arc::new(certificate);
         self.tls.replace(config);
+        self.registry.set_server_certificate(&certificate.thumbprint);
         *self.certificate.write() = certificate.clone();
         Ok(certificate)
     }
