@@ -135,25 +135,22 @@ impl Connection {
                     Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return End::ClientLeft,
                     Some(Ok(_)) => continue,
                 },
-                _ = self.wake.notified() => match {
-                    let hold = COALESCE.saturating_sub(self.last_sent.elapsed());
-                    if !hold.is_zero() {
-                        tokio::time::sleep(hold).await;
+                _ = self.wake.notified() => {
+                    self.hold_under_flow().await;
+                    match subscription.drain() {
+                        Ok(changes) => {
+                            self.shared.pending.store(subscription.pending() as u64, Ordering::Relaxed);
+                            self.notifications(&changes)
+                        }
+                        Err(_) => {
+                            // Fell too far behind while writing: report what was lost and start afresh.
+                            let wake = self.wake.clone();
+                            subscription = self.database.changes().subscribe(move || wake.notify_one());
+                            state.changes_dropped.fetch_add(1, Ordering::Relaxed);
+                            vec![Part::Own(error("This client fell too far behind; some changes were not delivered").to_string())]
+                        }
                     }
-                    subscription.drain()
-                } {
-                    Ok(changes) => {
-                        self.shared.pending.store(subscription.pending() as u64, Ordering::Relaxed);
-                        self.notifications(&changes)
-                    }
-                    Err(_) => {
-                        // Fell too far behind while writing: report what was lost and start afresh.
-                        let wake = self.wake.clone();
-                        subscription = self.database.changes().subscribe(move || wake.notify_one());
-                        state.changes_dropped.fetch_add(1, Ordering::Relaxed);
-                        vec![Part::Own(error("This client fell too far behind; some changes were not delivered").to_string())]
-                    }
-                },
+                }
                 _ = heartbeat.tick() => {
                     if self.last_sent.elapsed() < HEARTBEAT {
                         continue;
@@ -178,6 +175,15 @@ impl Connection {
                     Err(_) => return End::TooSlow,
                 },
             }
+        }
+    }
+
+    /// Under a steady flow, waits until `COALESCE` has passed since the last frame, so what arrives meanwhile
+    /// goes in the next one.
+    async fn hold_under_flow(&self) {
+        let hold = COALESCE.saturating_sub(self.last_sent.elapsed());
+        if !hold.is_zero() {
+            tokio::time::sleep(hold).await;
         }
     }
 
