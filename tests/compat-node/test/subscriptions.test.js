@@ -66,3 +66,59 @@ test("a bad subscription query is refused and nothing is stored", async () => {
     const all = await store.subscriptions.getSubscriptions(0, 100);
     assert.ok(all.every(s => s.query !== "from Users where"));
 });
+
+test("three Concurrent workers share 2,000 documents: each sent to exactly one worker", async () => {
+    const ids = [];
+    for (let from = 0; from < 2000; from += 500) ids.push(...await storeUsers(10000 + from, 500));
+    const name = await store.subscriptions.create({ query: "from Users as u where u.age >= 10000" });
+    const received = [[], [], []];
+    const errors = [];
+    const workers = received.map((into, i) => {
+        const worker = store.subscriptions.getSubscriptionWorker({ subscriptionName: name, strategy: "Concurrent", maxDocsPerBatch: 50 });
+        worker.on("batch", (batch, callback) => {
+            for (const item of batch.items) into.push(item.id);
+            // A worker busy with its batch: the others take the next ones meanwhile.
+            setTimeout(callback, 5 + i);
+        });
+        worker.on("error", e => errors.push(e));
+        return worker;
+    });
+    try {
+        await waitFor(() => received.reduce((n, r) => n + r.length, 0) >= 2000, 90000);
+        await new Promise(r => setTimeout(r, 1500));
+        const all = received.flat();
+        assert.equal(all.length, 2000, "no document sent twice");
+        assert.deepEqual([...all].sort(), ids);
+        assert.ok(received.filter(r => r.length > 0).length >= 2, `shares: ${received.map(r => r.length)}`);
+        assert.deepEqual(errors, []);
+        // A non-Concurrent worker is refused while concurrent ones are connected.
+        const single = store.subscriptions.getSubscriptionWorker({ subscriptionName: name });
+        const refused = new Promise(resolve => single.on("error", resolve));
+        single.on("batch", (batch, callback) => callback());
+        const error = await refused;
+        assert.equal(error.name, "SubscriptionInUseException");
+        await single.dispose();
+    } finally {
+        for (const worker of workers) await worker.dispose();
+    }
+});
+
+test("a Concurrent worker is refused by a subscription a single worker holds", async () => {
+    await storeUsers(20000, 2);
+    const name = await store.subscriptions.create({ query: "from Users as u where u.age >= 20000" });
+    const single = store.subscriptions.getSubscriptionWorker({ subscriptionName: name });
+    let got = 0;
+    single.on("batch", (batch, callback) => { got += batch.items.length; callback(); });
+    try {
+        await waitFor(() => got >= 2);
+        const concurrent = store.subscriptions.getSubscriptionWorker({ subscriptionName: name, strategy: "Concurrent" });
+        const refused = new Promise(resolve => concurrent.on("error", resolve));
+        concurrent.on("batch", (batch, callback) => callback());
+        const error = await refused;
+        assert.equal(error.name, "SubscriptionInUseException");
+        assert.match(error.message, /connection strategy is Concurrent/);
+        await concurrent.dispose();
+    } finally {
+        await single.dispose();
+    }
+});

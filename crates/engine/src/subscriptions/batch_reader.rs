@@ -2,6 +2,7 @@
 //! `MaxDocsPerBatch` scanned (filtered-out ones count, as in RavenDB) and about 32 MB sent, each evaluated
 //! against the criteria on one storage snapshot, with the documents they include.
 
+use std::collections::HashSet;
 use std::time::Duration;
 
 use corvid_storage::DocumentRecord;
@@ -13,7 +14,7 @@ use crate::time_series::{series_of_documents, TimeSeriesRange};
 use crate::{CounterDetail, Database, EngineError};
 
 /// RavenDB stops a batch at about this much document data.
-const MAX_BATCH_BYTES: usize = 32 << 20;
+pub(super) const MAX_BATCH_BYTES: usize = 32 << 20;
 
 /// A document's included counters: its id, the counters (None: a named one it lacks), the names asked
 /// for (empty: all).
@@ -48,6 +49,8 @@ pub struct SubscriptionBatch {
     pub scanned: usize,
     /// The database's last etag in the batch's snapshot: nothing newer exists until a commit passes it.
     pub database_etag: u64,
+    /// The stored key and etag of each item sent, in the order of `items` (what a concurrent worker holds).
+    pub sent: Vec<(String, u64)>,
 }
 
 impl Database {
@@ -77,39 +80,67 @@ impl Database {
         if criteria.revisions {
             records = records.into_iter().map(|revision| with_predecessor(&snapshot, revision)).collect::<Result<_, _>>()?;
         }
-        let mut included = std::collections::HashSet::new();
-        let mut sent_keys = Vec::new();
+        let mut included = HashSet::new();
         for record in records {
             batch.scanned += 1;
             batch.last_etag = record.etag;
-            match criteria.evaluate(&record, &snapshot, sandbox.as_ref())? {
-                Outcome::Skip => {}
-                Outcome::Send { data, include_ids } => {
-                    batch.items.push(BatchItem { data, exception: None });
-                    sent_keys.push(id_key(&record.id));
-                    for id in include_ids {
-                        let key = id_key(&id);
-                        if included.insert(key.clone()) {
-                            if let Some(document) = snapshot.document(&key)? {
-                                batch.includes.push((document.id.clone(), document.to_json_string(false)));
-                            }
+            let change_vector = record.change_vector.clone();
+            self.evaluate_into(&mut batch, record, &snapshot, criteria, sandbox.as_ref(), &mut included)?;
+            batch.last_change_vector = Some(change_vector);
+        }
+        self.add_extra_includes(&mut batch, &snapshot, criteria)?;
+        Ok(batch)
+    }
+
+    /// Evaluates one document against the criteria and adds what is sent (with its includes) to `batch`.
+    pub(super) fn evaluate_into(
+        &self,
+        batch: &mut SubscriptionBatch,
+        record: DocumentRecord,
+        snapshot: &corvid_storage::ReadTxn<'_>,
+        criteria: &SubscriptionCriteria,
+        sandbox: Option<&corvid_js::Sandbox>,
+        included: &mut HashSet<String>,
+    ) -> Result<(), EngineError> {
+        let key = id_key(&record.id);
+        match criteria.evaluate(&record, snapshot, sandbox)? {
+            Outcome::Skip => {}
+            Outcome::Send { data, include_ids } => {
+                batch.items.push(BatchItem { data, exception: None });
+                batch.sent.push((key, record.etag));
+                for id in include_ids {
+                    let key = id_key(&id);
+                    if included.insert(key.clone()) {
+                        if let Some(document) = snapshot.document(&key)? {
+                            batch.includes.push((document.id.clone(), document.to_json_string(false)));
                         }
                     }
                 }
-                Outcome::Failed { metadata, error } => {
-                    batch.items.push(BatchItem { data: format!("{{\"@metadata\":{metadata}}}"), exception: Some(error) })
-                }
             }
-            batch.last_change_vector = Some(record.change_vector);
+            Outcome::Failed { metadata, error } => {
+                batch.items.push(BatchItem { data: format!("{{\"@metadata\":{metadata}}}"), exception: Some(error) });
+                batch.sent.push((key, record.etag));
+            }
         }
+        Ok(())
+    }
+
+    /// The counters and time series the query includes, for every document sent.
+    pub(super) fn add_extra_includes(
+        &self,
+        batch: &mut SubscriptionBatch,
+        snapshot: &corvid_storage::ReadTxn<'_>,
+        criteria: &SubscriptionCriteria,
+    ) -> Result<(), EngineError> {
+        let sent_keys: Vec<String> = batch.sent.iter().map(|(key, _)| key.clone()).collect();
         let extra = &criteria.extra_includes;
         if let Some(names) = &extra.counters {
-            batch.counter_includes = Some(counters_of(&snapshot, &sent_keys, names)?);
+            batch.counter_includes = Some(counters_of(snapshot, &sent_keys, names)?);
         }
         if !extra.time_series.is_empty() {
-            batch.time_series_includes = Some(series_of_documents(&snapshot, &sent_keys, &extra.time_series)?);
+            batch.time_series_includes = Some(series_of_documents(snapshot, &sent_keys, &extra.time_series)?);
         }
-        Ok(batch)
+        Ok(())
     }
 
     /// The last etag committed in this database.

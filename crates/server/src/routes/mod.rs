@@ -154,6 +154,7 @@ pub fn router(state: AppState) -> Router {
         .route("/subscriptions/update", post(subscriptions::update))
         .route("/subscriptions/state", get(subscriptions::subscription_state))
         .route("/subscriptions/drop", post(subscriptions::drop_connections))
+        .route("/subscriptions/connection-details", get(subscriptions::connection_details))
         .route("/admin/tasks/state", post(subscriptions::toggle_task))
         .route("/admin/periodic-backup", post(backups::put_periodic_backup))
         .route("/admin/backup", post(backups::backup_once))

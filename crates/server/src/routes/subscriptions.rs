@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use corvid_engine::subscriptions::{EndReason, SubscriptionDefinition, SubscriptionKey, SubscriptionRequest};
+use corvid_engine::subscriptions::{EndReason, Strategy, SubscriptionDefinition, SubscriptionKey, SubscriptionRequest};
 use corvid_engine::Database;
 use serde_json::{json, Value};
 
@@ -27,7 +27,33 @@ fn state_of(database: &Database, definition: &SubscriptionDefinition) -> Value {
     let connections: Vec<Value> = database.subscription_connections().of(definition.id).iter().map(|c| c.to_json()).collect();
     state["Connection"] = connections.first().cloned().unwrap_or(Value::Null);
     state["Connections"] = Value::Array(connections);
+    if let Some(dispatch) = database.subscription_connections().dispatch_of(definition.id) {
+        state["ConcurrentDispatch"] = dispatch.to_json();
+    }
     state
+}
+
+/// `GET /databases/{db}/subscriptions/connection-details?name=`: RavenDB 6's `SubscriptionConnectionsDetails`,
+/// every connected worker and whether the subscription is concurrent; 404 with no body when unknown.
+pub async fn connection_details(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+    let query = QueryParams::parse(raw.as_deref())?;
+    let name = query.get_non_empty("name").ok_or_else(|| ApiError::BadRequest("'name' is required".into()))?.to_owned();
+    let database = state.landlord.database(&db).await?;
+    let found = blocking(move || {
+        let Some(definition) = database.subscription(&SubscriptionKey::Name(name))? else { return Ok(None) };
+        let connections = database.subscription_connections().of(definition.id);
+        let concurrent = connections.first().is_some_and(|c| c.strategy == Strategy::Concurrent);
+        let results: Vec<Value> = connections
+            .iter()
+            .map(|c| json!({"ClientUri": c.client_uri, "WorkerId": c.worker_id, "Strategy": c.strategy.name()}))
+            .collect();
+        Ok(Some(json!({"Results": results, "SubscriptionMode": if concurrent { "Concurrent" } else { "Single" }})))
+    })
+    .await?;
+    Ok(match found {
+        Some(details) => json_value(StatusCode::OK, &details),
+        None => StatusCode::NOT_FOUND.into_response(),
+    })
 }
 
 /// `PUT /databases/{db}/subscriptions`: 201 `{"Name"}`; a query that does not parse is refused with 400 and
@@ -108,8 +134,9 @@ pub async fn subscription_state(State(state): State<AppState>, Path(db): Path<St
     })
 }
 
-/// `POST /databases/{db}/subscriptions/drop?name=`: ends every worker of the subscription; their slots are
-/// free before the 204, so a new worker can connect at once.
+/// `POST /databases/{db}/subscriptions/drop?name=[&workerId=]`: ends every worker of the subscription, or the
+/// one named; their slots are free before the 204, so a new worker can connect at once. A `workerId` that
+/// names no connected worker is a 404 (both clients take it as done), as in RavenDB 6.
 pub async fn drop_connections(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let key = match (query.get_non_empty("name"), query.get_u64("id")) {
@@ -117,13 +144,18 @@ pub async fn drop_connections(State(state): State<AppState>, Path(db): Path<Stri
         (None, Some(id)) => SubscriptionKey::Id(id),
         (None, None) => return Err(ApiError::BadRequest("'name' or 'id' is required".into())),
     };
+    let worker_id = query.get_non_empty("workerId").map(str::to_owned);
     let database = state.landlord.database(&db).await?;
     let found = blocking(move || {
-        let found = database.subscription(&key)?;
-        if let Some(definition) = &found {
-            database.subscription_connections().end_all(definition.id, EndReason::Dropped);
-        }
-        Ok(found.is_some())
+        let Some(definition) = database.subscription(&key)? else { return Ok(false) };
+        let connections = database.subscription_connections();
+        Ok(match &worker_id {
+            Some(worker_id) => connections.end_worker(definition.id, worker_id, EndReason::Dropped),
+            None => {
+                connections.end_all(definition.id, EndReason::Dropped);
+                true
+            }
+        })
     })
     .await?;
     Ok(if found { no_content() } else { StatusCode::NOT_FOUND.into_response() })

@@ -134,6 +134,7 @@ const TABLE: &[(&str, &str, Access)] = &[
     ("/databases/{db}/subscriptions/update", "POST", DatabaseWrite),
     ("/databases/{db}/subscriptions/state", "GET", DatabaseRead),
     ("/databases/{db}/subscriptions/drop", "POST", DatabaseWrite),
+    ("/databases/{db}/subscriptions/connection-details", "GET", DatabaseRead),
     ("/databases/{db}/admin/tasks/state", "POST", DatabaseAdmin),
     ("/databases/{db}/admin/revisions/config", "POST", DatabaseAdmin),
     ("/databases/{db}/admin/revisions/conflicts/config", "POST", DatabaseAdmin),

@@ -4,6 +4,10 @@
 //! unacknowledged document again. While idle the connection waits for a commit (the database's commit
 //! watch, on the blocking pool) and writes a `\r\n` heartbeat every second; every second it also checks
 //! whether the server ended it (drop, delete, disable, take-over) and tells the client why.
+//!
+//! A `Concurrent` worker reads its batches from the subscription's shared dispatch instead (documents no
+//! other worker holds), and its acknowledgement stores the dispatch's watermark; while idle it also wakes
+//! when another worker gave documents back.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -11,7 +15,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_engine::subscriptions::{AdmittedConnection, SubscriptionBatch, SubscriptionCriteria, SubscriptionKey};
+use corvid_engine::subscriptions::{
+    AdmittedConnection, ConcurrentWorker, Strategy, SubscriptionBatch, SubscriptionCriteria, SubscriptionKey,
+};
 use corvid_engine::{Database, EngineError};
 use corvid_types::now_nanos;
 use serde_json::Value;
@@ -52,6 +58,8 @@ struct Session<'c, R, W> {
     position: u64,
     /// Client messages read while the connection was busy (reading, persisting, sending), not yet handled.
     pending: VecDeque<Value>,
+    /// A `Concurrent` worker's membership of the shared dispatch (dropped last: gives back what is unacknowledged).
+    shared: Option<Arc<ConcurrentWorker>>,
 }
 
 /// Serves a subscription worker: `options` is the object the client sent after the header.
@@ -89,6 +97,10 @@ where
             let message = format!("Cannot use a revisions subscription: revisions are not configured for collection '{collection}'");
             return write_object(write, &messages::invalid(&message)).await;
         }
+        if options.strategy == Strategy::Concurrent {
+            let message = "Corvid does not support the Concurrent strategy on a revisions subscription";
+            return write_object(write, &messages::invalid(message)).await;
+        }
     }
     let Some(admitted) = admission::admit(&database, definition.id, &options, &client_uri, write).await? else { return Ok(()) };
     // Read again once admitted: a worker it took over from may have moved the position meanwhile.
@@ -101,8 +113,10 @@ where
     }
     write_object(write, &messages::accepted()).await?;
     tracing::debug!(subscription = %definition.name, client = %client_uri, strategy = options.strategy.name(), "subscription worker connected");
+    let shared = (options.strategy == Strategy::Concurrent)
+        .then(|| Arc::new(database.subscription_connections().concurrent_dispatch(definition.id, definition.position).join()));
     let mut session =
-        Session { database, criteria, options, admitted, reader, write, position: definition.position, pending: VecDeque::new() };
+        Session { database, criteria, options, admitted, reader, write, position: definition.position, pending: VecDeque::new(), shared };
     session.run().await
 }
 
@@ -117,6 +131,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
                 if batch.last_etag > self.position {
                     // Only filtered-out documents: move past them without asking the client.
                     self.persist(batch.last_etag, batch.last_change_vector.clone(), None).await?;
+                }
+                if batch.scanned > 0 {
                     continue;
                 }
                 if self.options.close_when_no_docs_left {
@@ -128,7 +144,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
             }
             self.send(&batch).await?;
             let Some(acknowledged) = self.wait_for_ack().await? else { continue };
-            self.persist(batch.last_etag, batch.last_change_vector.clone(), Some(acknowledged)).await?;
+            let (position, change_vector) = match &self.shared {
+                Some(worker) => worker.acknowledge(&self.database),
+                None => (batch.last_etag, batch.last_change_vector.clone()),
+            };
+            self.persist(position, change_vector, Some(acknowledged)).await?;
             let slot = &self.admitted.slot;
             slot.acknowledgements.fetch_add(1, Ordering::Relaxed);
             slot.last_ack_at.store(now_nanos(), Ordering::Relaxed);
@@ -150,7 +170,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
     async fn read_batch(&mut self) -> Result<SubscriptionBatch, TcpError> {
         let (database, criteria, position, max_docs) =
             (self.database.clone(), self.criteria.clone(), self.position, self.options.max_docs_per_batch);
-        let read = blocking(move || database.read_subscription_batch(&criteria, position, max_docs));
+        let shared = self.shared.clone();
+        let read = blocking(move || match shared {
+            Some(worker) => worker.next_batch(&database, &criteria, max_docs),
+            None => database.read_subscription_batch(&criteria, position, max_docs),
+        });
         watching(self.reader, &mut self.pending, read).await
     }
 
@@ -228,6 +252,10 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
                         return Ok(());
                     }
                     write_heartbeat(self.write).await?;
+                    if self.shared.as_ref().is_some_and(|worker| worker.dispatch().has_free_resend()) {
+                        // Another worker left without acknowledging: its documents are owed again.
+                        return Ok(());
+                    }
                     waiter = tokio::task::spawn_blocking(wait.clone());
                 }
                 message = self.reader.next_object(MAX_CLIENT_MESSAGE_BYTES, ACK_PATIENCE) => {

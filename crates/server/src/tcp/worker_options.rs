@@ -22,6 +22,8 @@ pub struct WorkerOptions {
     pub time_to_wait_before_retry: Duration,
     /// End the connection with `Closed` + `NoDocsLeft` once everything was delivered.
     pub close_when_no_docs_left: bool,
+    /// `WorkerId` (RavenDB 6), or a new id when the client sends none: what a drop of one worker names.
+    pub worker_id: String,
 }
 
 impl WorkerOptions {
@@ -48,7 +50,12 @@ impl WorkerOptions {
             _ => Duration::from_secs(5),
         };
         let close_when_no_docs_left = value.get("CloseWhenNoDocsLeft").and_then(Value::as_bool).unwrap_or(false);
-        Ok(WorkerOptions { subscription_name, strategy, max_docs_per_batch, time_to_wait_before_retry, close_when_no_docs_left })
+        let worker_id = match value.get("WorkerId") {
+            Some(Value::String(id)) if !id.is_empty() => id.clone(),
+            None | Some(Value::Null) | Some(Value::String(_)) => uuid::Uuid::new_v4().to_string(),
+            Some(other) => return Err(invalid(format!("'WorkerId' must be a string, not {other}"))),
+        };
+        Ok(WorkerOptions { subscription_name, strategy, max_docs_per_batch, time_to_wait_before_retry, close_when_no_docs_left, worker_id })
     }
 }
 
@@ -88,6 +95,10 @@ mod tests {
         assert_eq!(options.time_to_wait_before_retry, Duration::from_millis(500));
         assert_eq!(parse_time_span("1.00:00:01"), Some(Duration::from_secs(86401)));
         assert!(WorkerOptions::parse(&json!({"Strategy":"OpenIfFree"})).is_err());
+        let concurrent = WorkerOptions::parse(&json!({"SubscriptionName":"o","Strategy":"Concurrent","WorkerId":"w1"})).unwrap();
+        assert_eq!((concurrent.strategy, concurrent.worker_id.as_str()), (Strategy::Concurrent, "w1"));
+        assert_eq!(options.worker_id.len(), 36, "a worker without an id gets one");
+        assert!(WorkerOptions::parse(&json!({"SubscriptionName":"o","WorkerId":7})).is_err());
         assert!(WorkerOptions::parse(&json!({"SubscriptionName":"o","Strategy":"Sometimes"})).is_err());
     }
 }
