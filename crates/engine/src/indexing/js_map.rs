@@ -15,6 +15,31 @@ function map(collection, fn) {
   if (typeof fn !== 'function') { throw new Error('the second argument of map() must be a function'); }
   __maps.push({ collection: collection, fn: fn });
 }
+// `counters.map(collection[, name], fn)` and `timeSeries.map(...)`: an item is mapped like a document of its
+// document's collection; a name given maps only the counters or series of that name (any case).
+function __corvid_date(text) { return new Date(String(text).replace(/(\.\d{3})\d*Z$/, '$1Z')); }
+function __corvid_item(kind, item) {
+  if (kind === 'timeSeries') {
+    item.Start = __corvid_date(item.Start);
+    item.End = __corvid_date(item.End);
+    item.Entries.forEach(function (e) { e.Timestamp = __corvid_date(e.Timestamp); });
+  }
+  return item;
+}
+function __corvid_item_map(kind) {
+  return { map: function (collection, name, fn) {
+    if (typeof name === 'function') { fn = name; name = null; }
+    if (typeof collection !== 'string') { throw new Error(kind + '.map() takes a collection name, an optional name and a function'); }
+    if (typeof fn !== 'function') { throw new Error('the last argument of ' + kind + '.map() must be a function'); }
+    var wanted = name === null || name === undefined ? null : String(name).toLowerCase();
+    __maps.push({ collection: collection, fn: function (item) {
+      if (wanted !== null && String(item.Name).toLowerCase() !== wanted) { return []; }
+      return fn(__corvid_item(kind, item));
+    } });
+  } };
+}
+var counters = __corvid_item_map('counters');
+var timeSeries = __corvid_item_map('timeSeries');
 var __reduce = null;
 function groupBy(keyFn) {
   if (typeof keyFn !== 'function') { throw new Error('groupBy() takes a function that returns the reduce key'); }
