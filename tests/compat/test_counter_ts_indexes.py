@@ -271,3 +271,60 @@ def test_counter_index_survives_a_crash(server_factory, http):
         assert {r["doc"]: r["likes"] for r in got} == expected
     server.stop()
     server.check_storage()
+
+
+def test_linq_counter_and_time_series_indexes(store, http, server_url, db_name):
+    expected_counters = {}
+    expected_points = {}
+
+    def data(session):
+        for i in range(1, 4):
+            company = {"name": f"c{i}"}
+            session.store(company, f"companies/{i}")
+            session.advanced.get_metadata_for(company)["@collection"] = "Companies"
+            session.counters_for(f"companies/{i}").increment("HeartRate", 10 * i)
+            session.counters_for(f"companies/{i}").increment("Other", 1)
+            expected_counters[f"companies/{i}"] = 10 * i
+            for day in range(3):
+                at = BASE + datetime.timedelta(days=day, hours=i)
+                session.time_series_for(f"companies/{i}", "HeartRate").append_single(at, 50 + day + i, "t")
+                expected_points[(f"companies/{i}", day)] = 50 + day + i
+
+    write(store, data)
+    definitions = [
+        {"Name": "LinqCounters", "SourceType": "Counters",
+         "Maps": ["counters.Companies.HeartRate.Select(counter => new { heartBeat = counter.Value, name = counter.Name, user = counter.DocumentId })"]},
+        {"Name": "LinqSeries", "SourceType": "TimeSeries",
+         "Maps": ["from ts in timeSeries.Companies.HeartRate from entry in ts.Entries "
+                  "select new { heartBeat = entry.Values[0], date = entry.Timestamp.Date, user = ts.DocumentId }"]},
+        {"Name": "LinqSeriesTotals", "SourceType": "TimeSeries",
+         "Maps": ["from ts in timeSeries.Companies.HeartRate from entry in ts.Entries select new { user = ts.DocumentId, total = entry.Value, count = 1 }"],
+         "Reduce": "from r in results group r by r.user into g select new { user = g.Key, total = g.Sum(x => x.total), count = g.Sum(x => x.count) }"},
+    ]
+    r = http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": definitions})
+    assert r.status_code in (200, 201), r.text
+
+    def check():
+        got = query(http, server_url, db_name, "from index 'LinqCounters'")
+        assert sorted((r["user"], r["heartBeat"], r["name"]) for r in got) == sorted(
+            (d, v, "HeartRate") for d, v in expected_counters.items())
+        got = query(http, server_url, db_name, "from index 'LinqSeries'")
+        want = sorted((d, v, (BASE + datetime.timedelta(days=day)).strftime("%Y-%m-%dT00:00:00.0000000")) for (d, day), v in expected_points.items())
+        assert sorted((r["user"], r["heartBeat"], r["date"]) for r in got) == want
+        totals = {}
+        for (d, _), v in expected_points.items():
+            totals.setdefault(d, [0, 0])
+            totals[d][0] += v
+            totals[d][1] += 1
+        got = {r["user"]: [r["total"], r["count"]] for r in query(http, server_url, db_name, "from index 'LinqSeriesTotals'")}
+        assert got == totals
+
+    check()
+    write(store, lambda s: s.counters_for("companies/2").increment("HeartRate", 5))
+    expected_counters["companies/2"] += 5
+    write(store, lambda s: s.time_series_for("companies/1", "HeartRate").append_single(BASE + datetime.timedelta(days=1, hours=1), 99, "t"))
+    expected_points[("companies/1", 1)] = 99
+    check()
+    no_errors(http, server_url, db_name)
+    listed = http.get(f"{server_url}/databases/{db_name}/indexes", params={"name": "LinqSeries"}).json()["Results"][0]
+    assert listed["SourceType"] == "TimeSeries"

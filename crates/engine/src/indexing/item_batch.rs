@@ -26,12 +26,25 @@ fn counter_json(document_id: &str, name: &str, value: i64) -> Value {
     json!({"Name": name, "Value": value, "DocumentId": document_id})
 }
 
+/// A value of an entry: whole numbers as integers, as RavenDB's index terms show them (`7`, not `7.0`).
+fn value_json(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}
+
 /// A time-series segment as RavenDB's time-series maps see it.
 fn segment_json(document_id: &str, segment: &corvid_storage::SegmentItem) -> Value {
     let entries: Vec<Value> = segment
         .entries
         .iter()
-        .map(|e| json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": e.values, "Value": e.values.first()}))
+        .map(|e| {
+            let values: Vec<Value> = e.values.iter().copied().map(value_json).collect();
+            let first = values.first().cloned().unwrap_or(Value::Null);
+            json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": values, "Value": first})
+        })
         .collect();
     let start = segment.entries.first().map_or(0, |e| e.timestamp);
     let end = segment.entries.last().map_or(0, |e| e.timestamp);
@@ -89,6 +102,9 @@ pub(super) fn read_item_batch(
     snapshot.item_changes_after(from, |change| {
         if change.etag > last_etag {
             return false;
+        }
+        if change.kind != kind {
+            return true;
         }
         changes.push(change);
         if changes.len() >= batch {

@@ -49,6 +49,8 @@ function load(id, collection) { return id === null || id === undefined ? null : 
 var noTracking = { load: load };
 function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }
+function counterNamesFor(d) { var m = d && d['@metadata']; return (m && m['@counters']) || []; }
+function timeSeriesNamesFor(d) { var m = d && d['@metadata']; return (m && m['@timeseries']) || []; }
 function createField(name, value, options) { return { $name: name, $value: value, $options: options }; }
 function createSpatialField(a, b) {
   if (typeof a === 'string') { return a; }  // WKT
