@@ -181,6 +181,86 @@ pub(crate) fn backfill_item_changes(env: &heed::Env<heed::WithoutTls>, tables: &
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time_series::TimeSeriesEntry;
+    use crate::{Store, StoreOptions, TransactionMerger};
+    use std::sync::Arc;
+
+    fn changes(store: &Store) -> Vec<(ItemKind, String, String, Option<i64>)> {
+        let read = store.read().unwrap();
+        let mut out = Vec::new();
+        read.item_changes_after(0, |c| {
+            out.push((c.kind, c.doc_key, c.name_lower, c.segment_start));
+            true
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn every_counter_and_segment_change_moves_its_row_to_a_new_etag() {
+        let root = tempfile::tempdir().unwrap();
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let store = Arc::new(Store::open(root.path(), &options).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 64, |_| {}).unwrap();
+        let write = |f: Box<dyn FnOnce(&mut WriteTxn<'_>) -> Result<(), StorageError> + Send>| merger.write_blocking(f).unwrap();
+        write(Box::new(|t| {
+            t.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
+            t.increment_counter("users/1", "Likes", 1)?;
+            t.increment_counter("users/1", "Views", 1)?;
+            t.append_time_series("users/1", "HeartRate", &[TimeSeriesEntry { timestamp: 1000, values: vec![1.0], tag: None }])?;
+            Ok(())
+        }));
+        write(Box::new(|t| t.increment_counter("users/1", "likes", 2).map(|_| ())));
+        let got = changes(&store);
+        assert_eq!(got.len(), 3, "one row per item: {got:?}");
+        assert_eq!(got[2], (ItemKind::Counter, "users/1".into(), "likes".into(), None), "the latest change is last");
+        assert_eq!(got[1].0, ItemKind::TimeSeriesSegment);
+        let last = store.read().unwrap().last_etag().unwrap();
+        assert_eq!(store.read().unwrap().last_item_change_etag().unwrap(), last);
+        // Deleting the document records the removal of each of its items.
+        write(Box::new(|t| t.delete_document("users/1", 1).map(|_| ())));
+        let read = store.read().unwrap();
+        let mut after = Vec::new();
+        read.item_changes_after(last, |c| {
+            after.push(c.item_key());
+            true
+        })
+        .unwrap();
+        assert_eq!(after.len(), 3, "{after:?}");
+        assert!(read.counter("users/1", "likes").unwrap().is_none());
+        drop(read);
+        merger.stop();
+        assert!(store.check_invariants().unwrap().violations.is_empty());
+    }
+
+    #[test]
+    fn a_database_of_format_4_gets_a_row_for_every_counter_and_segment() {
+        let root = tempfile::tempdir().unwrap();
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        {
+            let store = Arc::new(Store::open(root.path(), &options).unwrap());
+            let merger = TransactionMerger::start("t", store.clone(), 64, |_| {}).unwrap();
+            merger
+                .write_blocking(|t| {
+                    t.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
+                    t.increment_counter("users/1", "Likes", 1)?;
+                    t.append_time_series("users/1", "HeartRate", &[TimeSeriesEntry { timestamp: 5, values: vec![1.0], tag: None }])
+                })
+                .unwrap();
+            merger.stop();
+            // What format 4 left: no change log.
+            let mut wtxn = store.env.write_txn().unwrap();
+            store.tables.item_changes.clear(&mut wtxn).unwrap();
+            store.tables.item_change_etags.clear(&mut wtxn).unwrap();
+            wtxn.commit().unwrap();
+            store.env.force_sync().unwrap();
+        }
+        let store = Store::open(root.path(), &options).unwrap();
+        let got = changes(&store);
+        assert_eq!(got.len(), 2, "{got:?}");
+        let read = store.read().unwrap();
+        assert_eq!(read.last_item_change_etag().unwrap(), read.last_etag().unwrap());
+    }
 
     #[test]
     fn item_keys_parse_back() {

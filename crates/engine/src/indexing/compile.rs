@@ -318,6 +318,20 @@ mod tests {
     }
 
     #[test]
+    fn counters_and_time_series_sources_are_recognised() {
+        let source = |v: Value| compile_definition(&v).unwrap().static_index.unwrap().source;
+        assert_eq!(source(json!({"Name": "A", "Maps": ["counters.map('Users', 'Likes', c => ({ v: c.Value }))"]})), IndexSource::Counters);
+        assert_eq!(source(json!({"Name": "A", "Maps": ["timeSeries.map('Users', ts => ({ n: ts.Name }))"]})), IndexSource::TimeSeries);
+        let linq = "from ts in timeSeries.Users.HeartRate from e in ts.Entries select new { v = e.Value }";
+        assert_eq!(source(json!({"Name": "A", "Maps": [linq]})), IndexSource::TimeSeries);
+        assert_eq!(
+            source(json!({"Name": "A", "SourceType": "Counters", "Maps": ["from c in counters.Users select new { c.Value }"]})),
+            IndexSource::Counters
+        );
+        assert_eq!(source(json!({"Name": "A", "Maps": ["map('Users', u => ({ n: counterNamesFor(u) }))"]})), IndexSource::Documents);
+    }
+
+    #[test]
     fn bad_definitions_are_refused_with_the_reason() {
         let err = |v: Value| compile_definition(&v).unwrap_err().to_string();
         assert!(err(json!({"Name": "", "Maps": ["x"]})).contains("Name"));

@@ -373,6 +373,21 @@ mod tests {
     }
 
     #[test]
+    fn item_maps_filter_by_name_and_see_dates() {
+        let maps = vec!["counters.map('Users', 'Likes', c => ({ doc: c.DocumentId, likes: c.Value }))".to_owned()];
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
+        let out = p.map("Users", r#"{"Name":"likes","Value":3,"DocumentId":"users/1"}"#, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"doc": "users/1", "likes": 3}));
+        assert!(p.map("Users", r#"{"Name":"Views","Value":3,"DocumentId":"users/1"}"#, &mut NoLoads).unwrap().is_empty());
+        let segment = r#"{"Name":"HeartRate","DocumentId":"users/1","Start":"2026-01-01T05:00:00.0000000Z","End":"2026-01-01T05:00:00.0000000Z",
+            "Count":1,"Entries":[{"Timestamp":"2026-01-01T05:00:00.0000000Z","Tag":null,"Values":[7],"Value":7}]}"#;
+        let maps = vec!["timeSeries.map('Users', ts => ts.Entries.map(e => ({ hour: e.Timestamp.getUTCHours(), v: e.Value })))".to_owned()];
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
+        let out = p.map("Users", segment, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"hour": 5, "v": 7}));
+    }
+
+    #[test]
     fn compile_errors_name_the_map() {
         let err = JsMapProgram::compile(&["map('Users', function (u) { return { ; })".to_owned()], None, &Map::new()).err().unwrap();
         let err = err.to_string();
