@@ -21,6 +21,7 @@ use crate::time_series;
 use crate::violation::{InvariantReport, Violation};
 use crate::{ReadTxn, StorageError, Store};
 
+mod item_change_rows;
 mod revision_rows;
 
 /// Length of a database id: 16 random bytes in base64 without padding.
@@ -78,6 +79,7 @@ fn check(txn: &RoTxn<'_>, tables: Tables, blob_dir: Option<&Path>) -> Result<Inv
     checker.time_series()?;
     checker.identities()?;
     checker.revisions()?;
+    checker.item_changes()?;
     Ok(checker.report)
 }
 

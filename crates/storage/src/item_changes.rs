@@ -185,6 +185,8 @@ mod tests {
     use crate::{Store, StoreOptions, TransactionMerger};
     use std::sync::Arc;
 
+    type WriteOp = dyn FnOnce(&mut WriteTxn<'_>) -> Result<(), StorageError> + Send;
+
     fn changes(store: &Store) -> Vec<(ItemKind, String, String, Option<i64>)> {
         let read = store.read().unwrap();
         let mut out = Vec::new();
@@ -202,7 +204,7 @@ mod tests {
         let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
         let store = Arc::new(Store::open(root.path(), &options).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 64, |_| {}).unwrap();
-        let write = |f: Box<dyn FnOnce(&mut WriteTxn<'_>) -> Result<(), StorageError> + Send>| merger.write_blocking(f).unwrap();
+        let write = |f: Box<WriteOp>| merger.write_blocking(f).unwrap();
         write(Box::new(|t| {
             t.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
             t.increment_counter("users/1", "Likes", 1)?;

@@ -46,11 +46,19 @@ fn segment_json(document_id: &str, segment: &corvid_storage::SegmentItem) -> Val
             json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": values, "Value": first})
         })
         .collect();
+    // Per value position, over the entries that have it (RavenDB's segment summary).
+    let width = segment.entries.iter().map(|e| e.values.len()).max().unwrap_or(0);
+    let summary = |fold: fn(f64, f64) -> f64| -> Vec<Value> {
+        (0..width)
+            .map(|i| value_json(segment.entries.iter().filter_map(|e| e.values.get(i).copied()).reduce(fold).unwrap_or(0.0)))
+            .collect()
+    };
+    let (min, max, sum) = (summary(f64::min), summary(f64::max), summary(|a, b| a + b));
     let start = segment.entries.first().map_or(0, |e| e.timestamp);
     let end = segment.entries.last().map_or(0, |e| e.timestamp);
     json!({
         "Name": segment.series_name, "DocumentId": document_id, "Start": format_date_ms(start), "End": format_date_ms(end),
-        "Count": segment.entries.len(), "Entries": entries
+        "Count": segment.entries.len(), "Min": min, "Max": max, "Sum": sum, "Entries": entries
     })
 }
 
