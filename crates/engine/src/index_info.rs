@@ -47,6 +47,8 @@ pub struct IndexInfo {
     pub size_on_disk: u64,
     /// RavenDB's type: `AutoMap`, `AutoMapReduce`, `Map`, `JavaScriptMap`, ...
     pub index_type: &'static str,
+    /// RavenDB's source type: `Documents`, `Counters` or `TimeSeries`.
+    pub source_type: &'static str,
     /// `Running`, `Paused` or `Disabled`.
     pub run_status: &'static str,
     /// `Low`, `Normal` or `High`.
@@ -100,6 +102,7 @@ impl Database {
                     None if handle.definition.is_map_reduce() => "AutoMapReduce",
                     None => "AutoMap",
                 },
+                source_type: handle.definition.static_index.as_ref().map_or("Documents", |s| s.source.name()),
                 static_definition: handle.definition.static_index.as_ref().map(|s| s.definition.clone()),
                 run_status: handle.control.status(),
                 priority: handle.control.priority(),

@@ -222,15 +222,15 @@ impl<'a> Eval<'a> {
 
     fn source(&mut self, s: &Source, pos: usize) -> R {
         match s {
-            Source::AllDocs | Source::Collection(_) => match &self.input {
+            // A counters or time-series map is given one counter or segment at a time, like a document.
+            Source::AllDocs | Source::Collection(_) | Source::TimeSeries(..) | Source::Counters(..) => match &self.input {
                 Some(i) => Ok(Value::Array(vec![i.doc.clone()])),
-                None => Err(self.err(pos, "'docs' can only be used in a map")),
+                None => Err(self.err(pos, "'docs', 'counters' and 'timeSeries' can only be used in a map")),
             },
             Source::Results => match self.results {
                 Some(r) => Ok(Value::Array(r.to_vec())),
                 None => Err(self.err(pos, "'results' can only be used in a reduce")),
             },
-            Source::TimeSeries(..) | Source::Counters(..) => Err(self.err(pos, "Time-series and counter indexes are not supported yet")),
         }
     }
 

@@ -20,14 +20,14 @@ pub enum MapSource {
     AllDocuments,
     /// `docs.Users` / `docs["Users"]` (matched case-insensitively).
     Collection(String),
-    /// `timeSeries.Coll.Name` (parsed only).
+    /// `timeSeries.Coll.Name`: the segments of a collection's series (of one name, when named).
     TimeSeries {
         /// The collection.
         collection: String,
         /// The time series, when named.
         name: Option<String>,
     },
-    /// `counters.Coll.Name` (parsed only).
+    /// `counters.Coll.Name`: the counters of a collection's documents (of one name, when named).
     Counters {
         /// The collection.
         collection: String,
@@ -235,10 +235,17 @@ impl LinqIndex {
         loader: &mut dyn DocumentLoader,
     ) -> Result<Vec<IndexEntry>, LinqError> {
         let def = &self.maps[map_no];
-        if let MapSource::Collection(c) = &self.sources[map_no] {
-            if !c.eq_ignore_ascii_case(collection) {
-                return Ok(Vec::new());
-            }
+        let (wanted_collection, wanted_name) = match &self.sources[map_no] {
+            MapSource::AllDocuments => (None, None),
+            MapSource::Collection(c) => (Some(c), None),
+            MapSource::TimeSeries { collection, name } | MapSource::Counters { collection, name } => (Some(collection), name.as_ref()),
+        };
+        if wanted_collection.is_some_and(|c| !c.eq_ignore_ascii_case(collection)) {
+            return Ok(Vec::new());
+        }
+        // A named counter or series: the item's `Name` must match (names compare case-insensitively).
+        if wanted_name.is_some_and(|n| !doc.get("Name").and_then(Value::as_str).is_some_and(|item| item.eq_ignore_ascii_case(n))) {
+            return Ok(Vec::new());
         }
         if let (Value::Object(d), Value::Object(m)) = (&mut doc, metadata) {
             let meta = d.entry("@metadata").or_insert_with(|| Value::Object(Map::new()));

@@ -144,6 +144,7 @@ impl WriteTxn<'_> {
             self.tables.counters.prefix_iter(&self.txn, &prefix)?.map(|e| e.map(|(k, _)| k.to_vec())).collect::<Result<_, _>>()?;
         for key in keys {
             self.txn.delete(self.tables.counters, &key)?;
+            self.record_item_change(crate::item_changes::ItemKind::Counter, &key)?;
         }
         self.delete_document_time_series(doc_key)?;
         Ok(())

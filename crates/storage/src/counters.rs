@@ -2,6 +2,7 @@
 //! their first spelling.
 
 use crate::codec::{Reader, Writer};
+use crate::item_changes::ItemKind;
 use crate::tables::{self, named_key};
 use crate::{ReadTxn, StorageError, WriteTxn};
 use corvid_types::id_key;
@@ -53,13 +54,20 @@ impl WriteTxn<'_> {
             Some(c) => CounterValue { value: c.value.saturating_add(delta), name: c.name },
             None => CounterValue { value: delta, name: name.to_owned() },
         };
-        self.txn.put(self.tables.counters, &named_key(doc_key, &id_key(name)), &encode(&counter))?;
+        let key = named_key(doc_key, &id_key(name));
+        self.txn.put(self.tables.counters, &key, &encode(&counter))?;
+        self.record_item_change(ItemKind::Counter, &key)?;
         Ok((counter, created))
     }
 
     /// Removes a counter; false when it did not exist.
     pub fn delete_counter(&mut self, doc_key: &str, name: &str) -> Result<bool, StorageError> {
-        self.txn.delete(self.tables.counters, &named_key(doc_key, &id_key(name)))
+        let key = named_key(doc_key, &id_key(name));
+        let deleted = self.txn.delete(self.tables.counters, &key)?;
+        if deleted {
+            self.record_item_change(ItemKind::Counter, &key)?;
+        }
+        Ok(deleted)
     }
 }
 

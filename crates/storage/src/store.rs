@@ -104,7 +104,8 @@ impl Store {
                     // revisions and time-series tables (all created empty above) and the journal, started below (a version-2
                     // file was flushed at every commit); version 4 the revisions-by-collection index (filled after the
                     // replay) and the expiration queue (documents written before it have no rows there: their
-                    // `@expires`/`@refresh` act once they are written again).
+                    // `@expires`/`@refresh` act once they are written again); version 5 the change log of counters and
+                    // segments (filled after the replay).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
@@ -133,6 +134,7 @@ impl Store {
         }
         journal_recovery::replay(&env, &tables, &plan)?;
         crate::revisions::index_revisions_by_collection(&env, &tables)?;
+        crate::item_changes::backfill_item_changes(&env, &tables)?;
         let rtxn = env.read_txn()?;
         let stored_last = tables.meta.get(&rtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);
         let last_doc = tables.docs_by_etag.last(&rtxn)?.and_then(|(k, _)| tables::decode_etag(k)).unwrap_or(0);

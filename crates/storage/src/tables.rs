@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -51,9 +51,14 @@ pub const TIME_SERIES_STATS: &str = "time_series_stats";
 /// kind (`E` expire, `R` refresh, `C` compare-exchange expire) + due time (i64 BE unix nanoseconds, sign bit
 /// flipped) + lower-cased document id or compare-exchange key -> empty (`expiration.rs`)
 pub const EXPIRATION: &str = "expiration";
+/// etag (u64 BE) of the latest change of a counter or time-series segment -> kind (`C` counter, `T` segment) +
+/// its `counters` or `time_series` key (the row may be gone: the change removed it) (`item_changes.rs`)
+pub const ITEM_CHANGES: &str = "item_changes";
+/// kind + `counters` or `time_series` key -> etag (u64 BE) of its `item_changes` row
+pub const ITEM_CHANGE_ETAGS: &str = "item_change_etags";
 
 /// Number of tables in a database environment.
-pub const TABLE_COUNT: u32 = 18;
+pub const TABLE_COUNT: u32 = 20;
 
 /// Every table name, in the order of the fields of [`Tables`].
 const NAMES: [&str; TABLE_COUNT as usize] = [
@@ -75,6 +80,8 @@ const NAMES: [&str; TABLE_COUNT as usize] = [
     TIME_SERIES_STATS,
     REVISIONS_BY_COLLECTION,
     EXPIRATION,
+    ITEM_CHANGES,
+    ITEM_CHANGE_ETAGS,
 ];
 
 /// One LMDB table (keys and values are raw bytes laid out as described above) with its name, which the
@@ -115,6 +122,8 @@ pub(crate) struct Tables {
     pub time_series_stats: Table,
     pub revisions_by_collection: Table,
     pub expiration: Table,
+    pub item_changes: Table,
+    pub item_change_etags: Table,
 }
 
 impl Tables {
@@ -160,6 +169,8 @@ impl Tables {
             time_series_stats: h[15],
             revisions_by_collection: h[16],
             expiration: h[17],
+            item_changes: h[18],
+            item_change_etags: h[19],
         }
     }
 
@@ -185,6 +196,8 @@ impl Tables {
             t.time_series_stats,
             t.revisions_by_collection,
             t.expiration,
+            t.item_changes,
+            t.item_change_etags,
         ];
         std::array::from_fn(|i| (NAMES[i], handles[i]))
     }

@@ -90,12 +90,19 @@ fn map_static(
     Ok(true)
 }
 
+/// The reduce key of the `n`-th entry of an item in a counters or time-series map index: each entry is its
+/// own result, which the identity reduce hands back unchanged.
+fn identity_key(item_key: &str, n: usize) -> String {
+    serde_json::Value::String(format!("{item_key}\u{1e}{n}")).to_string()
+}
+
 /// Maps documents for a static map-reduce index: each document's entries under their reduce keys (None
 /// for deleted documents and documents whose map failed, so their old contributions are taken back).
 /// `None` when the batch was interrupted (see [`interrupted`]).
 fn map_for_reduce(
     handle: &IndexHandle,
     program: &Mapper,
+    identity: bool,
     snapshot: &dyn DocumentSource,
     records: Vec<DocumentRecord>,
     deletes: Vec<String>,
@@ -112,9 +119,11 @@ fn map_for_reduce(
         let keyed = program.map_document(&record, &mut host).and_then(|entries| {
             entries
                 .into_iter()
-                .map(|entry| {
+                .enumerate()
+                .map(|(n, entry)| {
                     let text = serde_json::Value::Object(entry).to_string();
-                    Ok((program.reduce_key(&text)?, text))
+                    let key = if identity { identity_key(&record.id, n) } else { program.reduce_key(&text)? };
+                    Ok((key, text))
                 })
                 .collect::<Result<DocumentEntries, MapError>>()
         });
@@ -313,7 +322,9 @@ fn apply<S: BatchSource>(
             }
             let program = mapper;
             let map_started = Instant::now();
-            let mapped = map_for_reduce(handle, program, &source, records, deletes, &mut reference_changes);
+            // A counters or time-series map index has no reduce: each entry is kept as its own result.
+            let identity = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_none());
+            let mapped = map_for_reduce(handle, program, identity, &source, records, deletes, &mut reference_changes);
             stats.map = map_started.elapsed();
             let Some(changes) = mapped else {
                 return Ok(Applied::Interrupted);
@@ -328,7 +339,7 @@ fn apply<S: BatchSource>(
                 let mut reducer = |key: &str, entries: &[String]| -> Result<Vec<String>, String> {
                     handle.counters.reduce_attempts.fetch_add(1, Ordering::Relaxed);
                     let reduce_started = Instant::now();
-                    let reduced = program.reduce(key, entries);
+                    let reduced = if identity { Ok(entries.to_vec()) } else { program.reduce(key, entries) };
                     reducing += reduce_started.elapsed();
                     match reduced {
                         Ok(out) => Ok(out),

@@ -12,7 +12,7 @@ use super::js_map::{JsMapCompileError, JsMapProgram};
 use super::linq_map::{compile_linq, linq_collections_and_fields, linq_spatial_fields};
 use super::output_collection::{output_collection_of, reference_pattern_of};
 use super::output_references::ReferencePatternError;
-use super::static_index::{SourceLanguage, StaticIndex};
+use super::static_index::{IndexSource, SourceLanguage, StaticIndex};
 use crate::EngineError;
 
 /// Why an index definition sent by a client is refused.
@@ -127,6 +127,30 @@ fn language_of(map: &str) -> SourceLanguage {
     }
 }
 
+/// What the maps read: `SourceType` as the client sent it, else what the maps start from
+/// (`counters.map(...)`, `from c in counters.Users`, `timeSeries.map(...)`, `from ts in timeSeries.Users...`).
+fn source_of(object: &Map<String, Value>, maps: &[String]) -> IndexSource {
+    match object.get("SourceType").and_then(Value::as_str) {
+        Some(s) if s.eq_ignore_ascii_case("Counters") => return IndexSource::Counters,
+        Some(s) if s.eq_ignore_ascii_case("TimeSeries") => return IndexSource::TimeSeries,
+        Some(s) if s.eq_ignore_ascii_case("Documents") => return IndexSource::Documents,
+        _ => {}
+    }
+    let reads = |source: &str| {
+        maps.iter().any(|m| {
+            let code = m.trim_start();
+            code.starts_with(&format!("{source}.")) || code.contains(&format!("in {source}.")) || code.contains(&format!("{source}.map("))
+        })
+    };
+    if reads("counters") {
+        IndexSource::Counters
+    } else if reads("timeSeries") {
+        IndexSource::TimeSeries
+    } else {
+        IndexSource::Documents
+    }
+}
+
 fn string_list(value: Option<&Value>, key: &'static str) -> Result<Vec<String>, DefinitionProblem> {
     match value {
         Some(Value::Array(items)) => {
@@ -197,6 +221,7 @@ fn compile_named(name: &str, object: &Map<String, Value>, raw: &Value) -> Result
     if languages.iter().any(|l| *l != language) {
         return Err(DefinitionProblem::MixedLanguages);
     }
+    let source = source_of(object, &maps);
     let spatial_fields;
     let (collections, mut field_names) = match language {
         SourceLanguage::JavaScript => {
@@ -268,7 +293,7 @@ fn compile_named(name: &str, object: &Map<String, Value>, raw: &Value) -> Result
         fields,
         group_by: Vec::new(),
         aggregations: Vec::new(),
-        static_index: Some(StaticIndex { language, maps, reduce, collections, definition: raw.clone() }),
+        static_index: Some(StaticIndex { language, source, maps, reduce, collections, definition: raw.clone() }),
     })
 }
 
@@ -290,6 +315,20 @@ mod tests {
         assert!(names.contains(&"Name") && names.contains(&"Age"), "{names:?}");
         assert!(def.fields.iter().any(|f| f.path == "Name" && f.search));
         assert_eq!(def.static_index.unwrap().type_name(), "JavaScriptMap");
+    }
+
+    #[test]
+    fn counters_and_time_series_sources_are_recognised() {
+        let source = |v: Value| compile_definition(&v).unwrap().static_index.unwrap().source;
+        assert_eq!(source(json!({"Name": "A", "Maps": ["counters.map('Users', 'Likes', c => ({ v: c.Value }))"]})), IndexSource::Counters);
+        assert_eq!(source(json!({"Name": "A", "Maps": ["timeSeries.map('Users', ts => ({ n: ts.Name }))"]})), IndexSource::TimeSeries);
+        let linq = "from ts in timeSeries.Users.HeartRate from e in ts.Entries select new { v = e.Value }";
+        assert_eq!(source(json!({"Name": "A", "Maps": [linq]})), IndexSource::TimeSeries);
+        assert_eq!(
+            source(json!({"Name": "A", "SourceType": "Counters", "Maps": ["from c in counters.Users select new { c.Value }"]})),
+            IndexSource::Counters
+        );
+        assert_eq!(source(json!({"Name": "A", "Maps": ["map('Users', u => ({ n: counterNamesFor(u) }))"]})), IndexSource::Documents);
     }
 
     #[test]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::aggregation::{group_by_name_part, Aggregation};
 use super::all_docs::is_all_docs;
 use super::field::AutoIndexField;
-use super::static_index::StaticIndex;
+use super::static_index::{IndexSource, StaticIndex};
 
 /// Fields (and, for map-reduce, group-by fields and aggregations) an automatic index may have: a dynamic
 /// query needing more is refused before anything is created (each field costs columns in every segment).
@@ -122,6 +122,11 @@ impl AutoIndexDefinition {
         wanted.sort_by_key(|g| sort_key(&group_by_name_part(g)));
         wanted.dedup();
         self.is_auto_reduce_of(collection) && self.group_by == wanted && aggregations.iter().all(|a| self.aggregations.contains(a))
+    }
+
+    /// What a static index maps when it is not documents: counters or time series.
+    pub fn item_source(&self) -> Option<IndexSource> {
+        self.static_index.as_ref().map(|s| s.source).filter(|s| *s != IndexSource::Documents)
     }
 
     /// Whether the index reads every document rather than one collection.

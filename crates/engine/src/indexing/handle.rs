@@ -90,7 +90,9 @@ pub enum IndexBackend {
 impl IndexBackend {
     /// Opens (or creates) the backend the definition needs in `dir`.
     fn open(definition: &AutoIndexDefinition, dir: &Path) -> Result<IndexBackend, EngineError> {
-        let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some());
+        // Counters and time-series map indexes keep their entries in the map-reduce store too (one result per
+        // entry, `batch_apply::identity_reduce`), so queries answer with the entries: items are not documents.
+        let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some()) || definition.item_source().is_some();
         Ok(if static_reduce {
             // After a crash the worker rewrites results that are behind the store (`worker::resync_results`).
             let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(definition))

@@ -15,6 +15,31 @@ function map(collection, fn) {
   if (typeof fn !== 'function') { throw new Error('the second argument of map() must be a function'); }
   __maps.push({ collection: collection, fn: fn });
 }
+// `counters.map(collection[, name], fn)` and `timeSeries.map(...)`: an item is mapped like a document of its
+// document's collection; a name given maps only the counters or series of that name (any case).
+function __corvid_date(text) { return new Date(String(text).replace(/(\.\d{3})\d*Z$/, '$1Z')); }
+function __corvid_item(kind, item) {
+  if (kind === 'timeSeries') {
+    item.Start = __corvid_date(item.Start);
+    item.End = __corvid_date(item.End);
+    item.Entries.forEach(function (e) { e.Timestamp = __corvid_date(e.Timestamp); });
+  }
+  return item;
+}
+function __corvid_item_map(kind) {
+  return { map: function (collection, name, fn) {
+    if (typeof name === 'function') { fn = name; name = null; }
+    if (typeof collection !== 'string') { throw new Error(kind + '.map() takes a collection name, an optional name and a function'); }
+    if (typeof fn !== 'function') { throw new Error('the last argument of ' + kind + '.map() must be a function'); }
+    var wanted = name === null || name === undefined ? null : String(name).toLowerCase();
+    __maps.push({ collection: collection, fn: function (item) {
+      if (wanted !== null && String(item.Name).toLowerCase() !== wanted) { return []; }
+      return fn(__corvid_item(kind, item));
+    } });
+  } };
+}
+var counters = __corvid_item_map('counters');
+var timeSeries = __corvid_item_map('timeSeries');
 var __reduce = null;
 function groupBy(keyFn) {
   if (typeof keyFn !== 'function') { throw new Error('groupBy() takes a function that returns the reduce key'); }
@@ -24,6 +49,8 @@ function load(id, collection) { return id === null || id === undefined ? null : 
 var noTracking = { load: load };
 function id(d) { return d && d['@metadata'] ? d['@metadata']['@id'] : undefined; }
 function getMetadata(d) { return d ? d['@metadata'] : undefined; }
+function counterNamesFor(d) { var m = d && d['@metadata']; return (m && m['@counters']) || []; }
+function timeSeriesNamesFor(d) { var m = d && d['@metadata']; return (m && m['@timeseries']) || []; }
 function createField(name, value, options) { return { $name: name, $value: value, $options: options }; }
 function createSpatialField(a, b) {
   if (typeof a === 'string') { return a; }  // WKT
@@ -343,6 +370,21 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert!(p.map("Other", "{}", &mut NoLoads).unwrap().is_empty());
         assert!(p.map("Users", r#"{}"#, &mut NoLoads).is_err(), "u.Name.toUpperCase() of undefined throws");
+    }
+
+    #[test]
+    fn item_maps_filter_by_name_and_see_dates() {
+        let maps = vec!["counters.map('Users', 'Likes', c => ({ doc: c.DocumentId, likes: c.Value }))".to_owned()];
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
+        let out = p.map("Users", r#"{"Name":"likes","Value":3,"DocumentId":"users/1"}"#, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"doc": "users/1", "likes": 3}));
+        assert!(p.map("Users", r#"{"Name":"Views","Value":3,"DocumentId":"users/1"}"#, &mut NoLoads).unwrap().is_empty());
+        let segment = r#"{"Name":"HeartRate","DocumentId":"users/1","Start":"2026-01-01T05:00:00.0000000Z","End":"2026-01-01T05:00:00.0000000Z",
+            "Count":1,"Entries":[{"Timestamp":"2026-01-01T05:00:00.0000000Z","Tag":null,"Values":[7],"Value":7}]}"#;
+        let maps = vec!["timeSeries.map('Users', ts => ts.Entries.map(e => ({ hour: e.Timestamp.getUTCHours(), v: e.Value })))".to_owned()];
+        let p = JsMapProgram::compile(&maps, None, &Map::new()).unwrap();
+        let out = p.map("Users", segment, &mut NoLoads).unwrap();
+        assert_eq!(Value::Object(out[0].clone()), serde_json::json!({"hour": 5, "v": 7}));
     }
 
     #[test]

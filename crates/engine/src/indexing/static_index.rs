@@ -13,11 +13,37 @@ pub enum SourceLanguage {
     CSharp,
 }
 
+/// What a static index maps (RavenDB's `SourceType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum IndexSource {
+    /// Documents (`map('Users', ...)`, `from doc in docs.Users`).
+    #[default]
+    Documents,
+    /// Counters (`counters.map('Users', 'Likes', ...)`, `from counter in counters.Users`).
+    Counters,
+    /// Time-series segments (`timeSeries.map('Users', 'HeartRate', ...)`, `from ts in timeSeries.Users`).
+    TimeSeries,
+}
+
+impl IndexSource {
+    /// RavenDB's name of the source type.
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexSource::Documents => "Documents",
+            IndexSource::Counters => "Counters",
+            IndexSource::TimeSeries => "TimeSeries",
+        }
+    }
+}
+
 /// A static index as stored: the client's definition JSON plus what was derived from it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StaticIndex {
     /// The language of every map and the reduce.
     pub language: SourceLanguage,
+    /// What the maps read: documents, counters or time series.
+    #[serde(default)]
+    pub source: IndexSource,
     /// The maps as sent (empty ones dropped).
     pub maps: Vec<String>,
     /// The reduce as sent; None for a map index.
@@ -55,6 +81,7 @@ impl StaticIndex {
     /// that changes only those must not rebuild the index.
     pub fn computes_same_as(&self, other: &StaticIndex) -> bool {
         self.maps == other.maps
+            && self.source == other.source
             && self.reduce == other.reduce
             && COMPUTING_KEYS.iter().all(|k| meaningful(&self.definition, k) == meaningful(&other.definition, k))
     }

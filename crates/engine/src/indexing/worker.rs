@@ -14,6 +14,7 @@ use corvid_types::{id_key, now_nanos};
 
 use super::batch_apply::{apply_batch, result_entry, Applied, BatchInput, BatchSource};
 use super::handle::{IndexBackend, IndexHandle, IndexingAction, IndexingError};
+use super::item_batch::read_item_batch;
 use super::mapper::{DocumentSource, Mapper};
 use super::performance::{BatchEnd, BatchTimer};
 use super::trace::{batch_line, TraceLine, TraceRecorder, TracedDocument};
@@ -373,6 +374,13 @@ fn run_batch(handle: &IndexHandle, store: &Store, merger: &TransactionMerger, ma
 fn read_batch(handle: &IndexHandle, snapshot: &ReadTxn<'_>, from: u64, last_etag: u64) -> Result<(BatchInput, BatchEnd), EngineError> {
     let definition = &handle.definition;
     let batch = if last_etag - from > CATCH_UP_AFTER { CATCH_UP_BATCH } else { BATCH };
+    if let Some(source) = definition.item_source() {
+        let collections = definition.static_index.as_ref().map(|s| s.collections.clone()).unwrap_or_default();
+        let references = handle.references.as_ref();
+        if let Some(read) = read_item_batch(source, &collections, references, snapshot, from, last_etag, batch)? {
+            return Ok(read);
+        }
+    }
     let mut records = Vec::new();
     let mut cut = last_etag;
     let mut bytes = 0;

@@ -887,7 +887,8 @@ impl Database {
     ) -> Result<bool, EngineError> {
         // Documents loaded by the maps can live in any collection: any change may concern the index.
         let has_references = handle.references.as_ref().is_some_and(|r| !r.is_empty().unwrap_or(true));
-        if handle.definition.is_all_docs() || has_references {
+        // Counters and time-series indexes follow changes that take the database's etags without touching documents.
+        if handle.definition.is_all_docs() || has_references || handle.definition.item_source().is_some() {
             return Ok(snapshot.last_etag()? > processed);
         }
         let collection = id_key(&handle.definition.collection);

@@ -37,7 +37,7 @@ pub fn definition_json(info: &IndexInfo) -> Value {
             }
         }
         out.insert("Type".into(), json!(info.index_type));
-        out.insert("SourceType".into(), json!("Documents"));
+        out.insert("SourceType".into(), json!(info.source_type));
         // A replacement built side by side is listed under its own name (`ReplacementOf/...`).
         out.insert("Name".into(), json!(info.name));
         return Value::Object(out);
@@ -72,7 +72,7 @@ pub fn stats_json(info: &IndexInfo) -> Value {
         "Collections": collections, "LastQueryingTime": date_or_null(info.last_query_time), "State": info.state,
         "Priority": info.priority, "CreatedTimestamp": date_or_null(info.created_at), "LastIndexingTime": date_or_null(info.last_indexing_time),
         "IsStale": info.is_stale, "LockMode": info.lock_mode, "Type": info.index_type, "Status": info.run_status,
-        "EntriesCount": info.entries, "ErrorsCount": info.errors_count, "SourceType": "Documents",
+        "EntriesCount": info.entries, "ErrorsCount": info.errors_count, "SourceType": info.source_type,
         "IsInvalidIndex": false, "WorkerStatus": info.status, "SizeOnDisk": info.size_on_disk
     })
 }
@@ -80,7 +80,7 @@ pub fn stats_json(info: &IndexInfo) -> Value {
 /// The entry of `/stats` `Indexes[]`.
 pub fn summary_json(info: &IndexInfo) -> Value {
     json!({"Name": info.name, "IsStale": info.is_stale, "State": info.state, "LockMode": info.lock_mode, "Priority": info.priority,
-           "Type": info.index_type, "SourceType": "Documents", "LastIndexingTime": date_or_null(info.last_indexing_time)})
+           "Type": info.index_type, "SourceType": info.source_type, "LastIndexingTime": date_or_null(info.last_indexing_time)})
 }
 
 async fn infos(state: &AppState, db: &str) -> ApiResult<Vec<IndexInfo>> {

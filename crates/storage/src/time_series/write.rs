@@ -8,6 +8,7 @@ use super::keys::{document_prefix, segment_key, segment_prefix, series_key};
 use super::read::{self, keyable};
 use super::segment::{decode_segment, encode_segments, TimeSeriesEntry};
 use super::series_stats::{self, TimeSeriesStats};
+use crate::item_changes::ItemKind;
 use crate::{ReadTxn, StorageError, WriteTxn};
 
 /// Merges two runs of entries in timestamp order; on equal timestamps the entry of `incoming` wins.
@@ -65,9 +66,12 @@ impl WriteTxn<'_> {
     fn replace_segment(&mut self, prefix: &[u8], old_key: Option<&[u8]>, entries: &[TimeSeriesEntry]) -> Result<(), StorageError> {
         if let Some(key) = old_key {
             self.txn.delete(self.tables.time_series, key)?;
+            self.record_item_change(ItemKind::TimeSeriesSegment, key)?;
         }
         for (start, bytes) in encode_segments(entries) {
-            self.txn.put(self.tables.time_series, &segment_key(prefix, start), &bytes)?;
+            let key = segment_key(prefix, start);
+            self.txn.put(self.tables.time_series, &key, &bytes)?;
+            self.record_item_change(ItemKind::TimeSeriesSegment, &key)?;
         }
         Ok(())
     }
@@ -155,6 +159,9 @@ impl WriteTxn<'_> {
                 table.prefix_iter(&self.txn, &prefix)?.map(|e| e.map(|(k, _)| k.to_vec())).collect::<Result<_, _>>()?;
             for key in keys {
                 self.txn.delete(table, &key)?;
+                if table.name == crate::tables::TIME_SERIES {
+                    self.record_item_change(ItemKind::TimeSeriesSegment, &key)?;
+                }
             }
         }
         Ok(())
