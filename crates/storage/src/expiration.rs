@@ -99,6 +99,11 @@ impl WriteTxn<'_> {
     pub fn set_expiration_config(&mut self, refresh: bool, config: &[u8]) -> Result<(), StorageError> {
         self.txn.put(self.tables.meta, config_key(refresh), config)
     }
+
+    /// Records that every document was looked at for `@expires`/`@refresh` (the queue is complete).
+    pub fn mark_expiration_backfilled(&mut self) -> Result<(), StorageError> {
+        self.txn.put(self.tables.meta, meta_keys::EXPIRATION_BACKFILLED, &[1])
+    }
 }
 
 fn config_key(refresh: bool) -> &'static [u8] {
@@ -118,6 +123,11 @@ impl ReadTxn<'_> {
     /// The engine's expiration (or, with `refresh`, refresh) configuration, as it stored it.
     pub fn expiration_config(&self, refresh: bool) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tables.meta.get(&self.txn, config_key(refresh))?.map(<[u8]>::to_vec))
+    }
+
+    /// Whether every document was looked at for `@expires`/`@refresh` (see `mark_expiration_backfilled`).
+    pub fn expiration_backfilled(&self) -> Result<bool, StorageError> {
+        Ok(self.tables.meta.get(&self.txn, meta_keys::EXPIRATION_BACKFILLED)?.is_some())
     }
 
     /// Rows in the queue (all kinds, stale ones included).

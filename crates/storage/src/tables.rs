@@ -241,6 +241,8 @@ pub mod meta_keys {
     pub const EXPIRATION_CONFIG: &[u8] = b"expiration_config";
     /// The refresh configuration the engine applies, as the engine encodes it (opaque to storage)
     pub const REFRESH_CONFIG: &[u8] = b"refresh_config";
+    /// Present once the documents written before the expiration queue existed (format < 4) were queued
+    pub const EXPIRATION_BACKFILLED: &[u8] = b"expiration_backfilled";
 }
 
 pub fn etag_key(etag: u64) -> [u8; 8] {

@@ -3,6 +3,7 @@
 //! (`schedule`), the passes that act on the due rows in merged batches (`sweep`), and the background thread
 //! that runs them at the configured frequencies and reports what it did (`sweeper`, `stats`).
 
+mod backfill;
 mod config;
 mod control;
 pub(crate) mod schedule;

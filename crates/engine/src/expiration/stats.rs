@@ -32,6 +32,11 @@ pub struct ExpirationStatsSnapshot {
     pub compare_exchange: TaskStats,
     /// Rows in the queue (stale ones included) when the snapshot was taken.
     pub queued: u64,
+    /// Documents written before the queue existed that were queued at this opening (`backfill.rs`); `None`
+    /// while that scan has not finished.
+    pub backfilled: Option<u64>,
+    /// Why the backfill failed, if it did (it runs again at the next opening).
+    pub backfill_error: Option<String>,
 }
 
 /// Shared between the thread and the readers of the stats.

@@ -12,6 +12,7 @@ use corvid_storage::{Store, TimerKind, TransactionMerger};
 use corvid_types::now_nanos;
 use parking_lot::{Condvar, Mutex};
 
+use super::backfill::backfill;
 use super::config::SweepConfig;
 use super::stats::{ExpirationStats, ExpirationStatsSnapshot, TaskStats};
 use super::sweep::run_batch;
@@ -126,7 +127,26 @@ impl Worker {
         });
     }
 
+    /// Queues the documents written before the queue existed (once per database).
+    fn backfill(&self, stop: &(Mutex<bool>, Condvar)) {
+        let stopping = || *stop.0.lock();
+        let result = catch_unwind(AssertUnwindSafe(|| backfill(&self.store, &self.merger, &stopping)))
+            .unwrap_or_else(|_| Err(EngineError::Internal("the expiration backfill panicked".into())));
+        match &result {
+            Ok(0) => {}
+            Ok(queued) => {
+                tracing::info!(documents = queued, "queued the @expires/@refresh of documents written before the expiration queue")
+            }
+            Err(e) => tracing::warn!(error = %e, "expiration backfill failed; it runs again at the next opening"),
+        }
+        self.stats.update(|s| match result {
+            Ok(queued) => s.backfilled = Some(queued),
+            Err(e) => s.backfill_error = Some(e.to_string()),
+        });
+    }
+
     fn run(self, stop: Arc<(Mutex<bool>, Condvar)>) {
+        self.backfill(&stop);
         let mut expiration = Schedule { next: None, config: None };
         let mut refresh = Schedule { next: None, config: None };
         let mut compare_exchange_next = Instant::now() + COMPARE_EXCHANGE_FREQUENCY;

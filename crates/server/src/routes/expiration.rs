@@ -83,6 +83,7 @@ pub async fn stats(State(state): State<AppState>, Path(db): Path<String>) -> Api
             "Refresh": {"Configuration": refresh, "Stats": task_json(&stats.refresh)},
             "CompareExchangeExpiration": task_json(&stats.compare_exchange),
             "QueuedEntries": stats.queued,
+            "Backfill": {"QueuedDocuments": stats.backfilled, "Error": stats.backfill_error},
         }))
     })
     .await?;
