@@ -103,8 +103,8 @@ impl Store {
                     // Version 2 only added the attachment and counter tables; version 3 added the compare-exchange,
                     // revisions and time-series tables (all created empty above) and the journal, started below (a version-2
                     // file was flushed at every commit); version 4 the revisions-by-collection index (filled after the
-                    // replay) and the expiration queue (documents written before it have no rows there: their
-                    // `@expires`/`@refresh` act once they are written again); version 5 the change log of counters and
+                    // replay) and the expiration queue (documents written before it are queued by the engine's
+                    // one-time backfill, `meta/expiration_backfilled`); version 5 the change log of counters and
                     // segments (filled after the replay).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
