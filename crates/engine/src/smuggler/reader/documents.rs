@@ -124,6 +124,7 @@ pub(crate) fn document_item(
     parsed: ParsedDocument,
     staged: &HashMap<String, StagedBlob>,
     may_create_revision: bool,
+    exact_attachments: bool,
     missing: &mut Vec<String>,
 ) -> ImportItem {
     let mut attachments = Vec::with_capacity(parsed.attachments.len());
@@ -139,6 +140,7 @@ pub(crate) fn document_item(
         last_modified: parsed.last_modified,
         has_revisions: parsed.flags & flags::HAS_REVISIONS != 0,
         may_create_revision,
+        exact_attachments,
         attachments,
     }))
 }
