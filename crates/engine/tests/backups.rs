@@ -1,8 +1,8 @@
 //! Snapshot backups of a real database, restored into a new directory, and the refusals of restore.
 
 use corvid_engine::backup::{
-    locate_dump_chain, replay_dump_chain, restore_snapshot, writer_for, BackupKind, BackupPoint, BackupRequest,
-    FULL_BACKUP_EXTENSION, INCREMENTAL_BACKUP_EXTENSION, MANIFEST_FILE,
+    locate_dump_chain, replay_dump_chain, restore_snapshot, writer_for, BackupKind, BackupPoint, BackupRequest, FULL_BACKUP_EXTENSION,
+    INCREMENTAL_BACKUP_EXTENSION, MANIFEST_FILE,
 };
 use corvid_engine::{BatchCommand, CounterOperation, Database, DatabaseOptions, DocumentCounters, ExpectedChangeVector, IncomingDocument};
 use serde_json::json;
@@ -24,7 +24,8 @@ fn a_snapshot_restores_to_the_documents_at_the_backup_point() {
     let dir = tempfile::tempdir().unwrap();
     let db = open("source", &dir.path().join("source"));
     db.batch_blocking((0..100).map(|i| put(&format!("items/{i}"), i)).collect()).unwrap();
-    let request = BackupRequest { destination: dir.path().join("backups"), record: json!({"Name": "source"}), incremental: false, previous: None };
+    let request =
+        BackupRequest { destination: dir.path().join("backups"), record: json!({"Name": "source"}), incremental: false, previous: None };
     let mut files = Vec::new();
     let summary = writer_for(BackupKind::Snapshot).write(&db, &request, &mut |path, _| files.push(path.to_owned())).unwrap();
     assert!(summary.folder.join(MANIFEST_FILE).is_file());
@@ -73,8 +74,7 @@ fn state(db: &Database) -> Vec<(String, String, Vec<(String, i64)>)> {
         .filter_map(|(id, body)| {
             let body = body?;
             let value: serde_json::Value = serde_json::from_str(&body).unwrap();
-            let mut counters: Vec<(String, i64)> =
-                db.counters(id, &[]).unwrap().into_iter().flatten().map(|c| (c.name, c.value)).collect();
+            let mut counters: Vec<(String, i64)> = db.counters(id, &[]).unwrap().into_iter().flatten().map(|c| (c.name, c.value)).collect();
             counters.sort();
             Some((id.clone(), value["n"].to_string(), counters))
         })

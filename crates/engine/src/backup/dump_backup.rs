@@ -100,9 +100,7 @@ pub(crate) fn write_dump_backup(
             }
             (previous.folder.clone(), INCREMENTAL_BACKUP_EXTENSION, previous.last_etag)
         }
-        (None, true) => {
-            return Err(BackupError::InvalidConfiguration("An incremental backup needs a previous backup of the task".into()))
-        }
+        (None, true) => return Err(BackupError::InvalidConfiguration("An incremental backup needs a previous backup of the task".into())),
         (_, false) => (new_folder(&request.destination, db.name(), now)?, FULL_BACKUP_EXTENSION, 0),
     };
     let name = new_file_name(&folder, now, extension);

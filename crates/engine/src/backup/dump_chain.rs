@@ -154,9 +154,8 @@ mod tests {
         ] {
             std::fs::write(dir.path().join(name), b"").unwrap();
         }
-        let names = |chain: Vec<PathBuf>| -> Vec<String> {
-            chain.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()
-        };
+        let names =
+            |chain: Vec<PathBuf>| -> Vec<String> { chain.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect() };
         let chain = locate_dump_chain(dir.path(), None).unwrap().unwrap();
         assert_eq!(
             names(chain),

@@ -45,12 +45,29 @@ pub(crate) enum ImportItem {
     Document(Box<ImportedDocument>),
     Revision(NewRevision),
     /// `exact`: the document's other counters are deleted (a replayed backup's complete section).
-    Counters { id: String, counters: Vec<DumpCounter>, exact: bool },
-    CompareExchange { key: String, value: String },
+    Counters {
+        id: String,
+        counters: Vec<DumpCounter>,
+        exact: bool,
+    },
+    CompareExchange {
+        key: String,
+        value: String,
+    },
     /// A value the replayed backup no longer has.
-    DeleteCompareExchange { key: String },
-    Identity { name: String, value: u64 },
-    Tombstone { id: String },
+    DeleteCompareExchange {
+        key: String,
+    },
+    Identity {
+        name: String,
+        value: u64,
+    },
+    /// `may_create_revision`: the delete may make a delete revision (not with `SkipRevisionCreation`:
+    /// the dump's revisions have it already).
+    Tombstone {
+        id: String,
+        may_create_revision: bool,
+    },
 }
 
 /// What a batch could not write (not failures of the batch).
@@ -160,8 +177,12 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
             txn.set_identity(&identity_name(&name), value)?;
             Ok(())
         }
-        ImportItem::Tombstone { id } => {
+        ImportItem::Tombstone { id, may_create_revision: true } => {
             delete_document(txn, &id, &ExpectedChangeVector::Any, now_nanos())?;
+            Ok(())
+        }
+        ImportItem::Tombstone { id, may_create_revision: false } => {
+            txn.delete_document(&id_key(&id), now_nanos())?;
             Ok(())
         }
     }

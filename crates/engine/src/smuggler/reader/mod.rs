@@ -189,7 +189,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 run.result.tombstones.processed = true;
                 match (value.get("Key").and_then(Value::as_str), value.get("Type").and_then(Value::as_str)) {
                     (Some(key), Some("Document")) => {
-                        run.writer.push(ImportItem::Tombstone { id: key.to_owned() }, 64, &mut run.result)?;
+                        let may_create_revision = !run.options.skip_revision_creation;
+                        run.writer.push(ImportItem::Tombstone { id: key.to_owned(), may_create_revision }, 64, &mut run.result)?;
                         run.result.tombstones.read += 1;
                     }
                     _ => run.result.tombstones.skipped += 1,
@@ -222,30 +223,30 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             Section::CompareExchange if self.wants(ItemType::CompareExchange) => {
                 let mut seen = replay::KeySet::new(self.replays(sections::COMPARE_EXCHANGE));
                 self.each_json(item, |run, value| {
-                run.result.compare_exchange.processed = true;
-                let key = value
-                    .get("Key")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
-                let stored = match value.get("Value") {
-                    Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
-                    Some(other) => Some(other.clone()),
-                    None => None,
-                };
-                match stored.filter(Value::is_object) {
-                    Some(object) => {
-                        let text = crate::validate_compare_exchange_value(&object)?;
-                        seen.insert(key);
-                        run.writer.push(ImportItem::CompareExchange { key: key.to_owned(), value: text }, 128, &mut run.result)?;
-                        run.result.compare_exchange.read += 1;
+                    run.result.compare_exchange.processed = true;
+                    let key = value
+                        .get("Key")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
+                    let stored = match value.get("Value") {
+                        Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
+                        Some(other) => Some(other.clone()),
+                        None => None,
+                    };
+                    match stored.filter(Value::is_object) {
+                        Some(object) => {
+                            let text = crate::validate_compare_exchange_value(&object)?;
+                            seen.insert(key);
+                            run.writer.push(ImportItem::CompareExchange { key: key.to_owned(), value: text }, 128, &mut run.result)?;
+                            run.result.compare_exchange.read += 1;
+                        }
+                        None => {
+                            run.result.compare_exchange.errored += 1;
+                            run.result.note(format!("Compare exchange '{key}' was skipped: its value is not a JSON object"));
+                        }
                     }
-                    None => {
-                        run.result.compare_exchange.errored += 1;
-                        run.result.note(format!("Compare exchange '{key}' was skipped: its value is not a JSON object"));
-                    }
-                }
-                Ok(())
-            })?;
+                    Ok(())
+                })?;
                 replay::delete_other_compare_exchange(self.db, &mut self.writer, &seen, &mut self.result)
             }
             Section::CounterGroups | Section::LegacyCounters if self.wants(ItemType::CounterGroups) => {

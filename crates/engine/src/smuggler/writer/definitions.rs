@@ -22,11 +22,12 @@ pub(super) fn database_record<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Resul
     // backup chain may then take them as the database's complete state at that point (deletes included).
     // RavenDB ignores the property.
     if run.options.collections.is_empty() {
-        let complete: Vec<&str> = [(ItemType::CompareExchange, sections::COMPARE_EXCHANGE), (ItemType::CounterGroups, sections::COUNTER_GROUPS)]
-            .into_iter()
-            .filter(|(t, _)| run.options.types.contains(*t))
-            .map(|(_, name)| name)
-            .collect();
+        let complete: Vec<&str> =
+            [(ItemType::CompareExchange, sections::COMPARE_EXCHANGE), (ItemType::CounterGroups, sections::COUNTER_GROUPS)]
+                .into_iter()
+                .filter(|(t, _)| run.options.types.contains(*t))
+                .map(|(_, name)| name)
+                .collect();
         record[sections::COMPLETE_SECTIONS] = json!(complete);
     }
     run.out.object_section(sections::DATABASE_RECORD, &record.to_string()).map_err(io_error)?;
