@@ -16,8 +16,8 @@ from ravendb.documents.operations.compare_exchange.operations import (
 )
 from ravendb.documents.operations.indexes import PutIndexesOperation
 
-from corvid_support import open_store, unique_db_name
-from test_backups import backup, restore, wait_operation
+from corvid_support import User, open_store, unique_db_name, wait_until
+from test_backups import backup, restore, run_cli, wait_operation
 from test_smuggler import _cmpxchg, _counters, _documents, _fill, _identities, _index_names, _revisions
 
 FULL = ".ravendb-full-backup"
@@ -168,3 +168,44 @@ def test_a_one_time_backup_is_a_full_dump_the_client_imports(store, server_url, 
     with open_store(server_url, target) as other:
         other.smuggler.import_data(DatabaseSmugglerImportOptions(), str(file)).wait_for_completion()
     assert _documents(http, server_url, target) == _documents(http, server_url, db_name)
+
+    # The command line takes and restores one too.
+    cli = tmp_path / "cli"
+    r = run_cli("backup", "--url", server_url, "--database", db_name, "--folder", str(cli), "--type", "Backup")
+    assert r.returncode == 0, r.stderr
+    [folder] = list(cli.iterdir())
+    restored = unique_db_name("clirestored")
+    r = run_cli("restore", "--url", server_url, "--folder", str(folder), "--database", restored)
+    assert r.returncode == 0 and "(1 files)" in r.stdout, (r.stdout, r.stderr)
+    assert _documents(http, server_url, restored) == _documents(http, server_url, db_name)
+
+
+def test_kill_during_a_dump_backup_leaves_no_file_that_looks_complete(server_factory, http, tmp_path):
+    srv = server_factory()
+    http.put(f"{srv.url}/admin/databases", json={"DatabaseName": "big"}).raise_for_status()
+    with open_store(srv.url, "big") as big:
+        with big.bulk_insert() as bulk:
+            for i in range(60_000):
+                bulk.store_as(User(name=f"user {i} " + "x" * 1000, age=i % 90), f"users/{i}")
+    destination = tmp_path / "interrupted"
+    r = http.post(f"{srv.url}/databases/big/admin/backup", json={"BackupType": "Backup", "LocalSettings": {"FolderPath": str(destination)}})
+    assert r.status_code == 200
+    # Killed as soon as the backup's file exists: mid-export.
+    wait_until(lambda: destination.exists() and any(p.is_dir() and any(p.iterdir()) for p in destination.iterdir()), timeout=30, interval=0.001)
+    srv.kill()
+    [folder] = list(destination.iterdir())
+    files = [p.name for p in folder.iterdir()]
+    assert files and all(n.endswith(".in-progress") for n in files), f"the backup finished before the kill; make it larger: {files}"
+    srv.check_storage()
+    srv.start()
+    state = restore(http, srv.url, folder, "fromkilled")
+    assert state["Status"] == "Faulted" and "interrupted" in state["Result"]["Message"], state
+    # The next backup works and restores.
+    state = backup(http, srv.url, "big", destination, kind="Backup")
+    assert state["Status"] == "Completed", state
+    new_folder = Path(state["Result"]["LocalBackup"]["BackupDirectory"])
+    assert new_folder != folder and [p.name for p in new_folder.iterdir()] == [state["Result"]["FileName"]]
+    state = restore(http, srv.url, new_folder, "fromnext")
+    assert state["Status"] == "Completed", state
+    with open_store(srv.url, "fromnext") as restored, restored.open_session() as s:
+        assert s.load("users/59999", User).name.startswith("user 59999 ")

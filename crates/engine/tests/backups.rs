@@ -65,8 +65,13 @@ fn delete(id: &str) -> BatchCommand {
     BatchCommand::Delete { id: id.into(), expected: ExpectedChangeVector::Any }
 }
 
+/// A document's id, its `n` and its counters.
+type DocumentState = (String, String, Vec<(String, i64)>);
+/// Writes made between two backups.
+type Change = Box<dyn Fn(&Database)>;
+
 /// Every document's body and counters, by id.
-fn state(db: &Database) -> Vec<(String, String, Vec<(String, i64)>)> {
+fn state(db: &Database) -> Vec<DocumentState> {
     let ids: Vec<String> = (0..40).map(|i| format!("items/{i}")).chain(["items/later".to_owned()]).collect();
     let loaded = db.load(&ids, &[], false).unwrap();
     ids.iter()
@@ -96,7 +101,7 @@ fn a_full_dump_backup_and_three_incrementals_restore_to_the_source() {
 
     // Between the backups: new and changed documents, deletes, a document deleted and written again, counters
     // changed (which moves no etag), deleted one by one and all at once.
-    let changes: Vec<Box<dyn Fn(&Database)>> = vec![
+    let changes: Vec<Change> = vec![
         Box::new(|db| {
             db.batch_blocking(vec![put("items/30", 30), put("items/2", 200), delete("items/3")]).unwrap();
             db.counter_batch_blocking(vec![counters("items/1", vec![increment("likes", 2)])]).unwrap();

@@ -25,7 +25,7 @@ pub const FULL_BACKUP_EXTENSION: &str = ".ravendb-full-backup";
 /// An incremental dump backup's file extension.
 pub const INCREMENTAL_BACKUP_EXTENSION: &str = ".ravendb-incremental-backup";
 /// What a file being written is called until it is complete.
-const IN_PROGRESS_SUFFIX: &str = ".in-progress";
+pub(crate) const IN_PROGRESS_SUFFIX: &str = ".in-progress";
 /// The node tag in folder names (Corvid is one node, `A`).
 const NODE_TAG: &str = "A";
 /// Buffer of the backup file's writer.

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::dump_backup::{FULL_BACKUP_EXTENSION, INCREMENTAL_BACKUP_EXTENSION};
+use super::dump_backup::{FULL_BACKUP_EXTENSION, INCREMENTAL_BACKUP_EXTENSION, IN_PROGRESS_SUFFIX};
 use super::error::BackupError;
 use crate::smuggler::{self, ImportOptions, ItemType, ItemTypes, SmugglerResult};
 use crate::{Database, EngineError};
@@ -49,6 +49,17 @@ fn dump_files(folder: &Path) -> Result<Vec<(String, bool)>, BackupError> {
     Ok(files)
 }
 
+/// A dump backup file still being written (or cut short) directly in `folder`.
+fn unfinished_file(folder: &Path) -> Result<Option<String>, BackupError> {
+    for entry in std::fs::read_dir(folder).map_err(BackupError::io(folder))? {
+        let name = entry.map_err(BackupError::io(folder))?.file_name().to_string_lossy().into_owned();
+        if name.strip_suffix(IN_PROGRESS_SUFFIX).is_some_and(|n| kind_of(n).is_some()) {
+            return Ok(Some(name));
+        }
+    }
+    Ok(None)
+}
+
 /// The newest backup folder directly under `location` holding a full dump backup (a task's destination).
 fn newest_backup_folder(location: &Path) -> Result<Option<PathBuf>, BackupError> {
     let mut folders = Vec::new();
@@ -77,6 +88,12 @@ pub fn locate_dump_chain(location: &Path, last_file: Option<&str>) -> Result<Opt
     }
     let mut folder = location.to_owned();
     let mut files = dump_files(&folder)?;
+    if let Some(unfinished) = files.is_empty().then(|| unfinished_file(location)).transpose()?.flatten() {
+        return Err(BackupError::InvalidConfiguration(format!(
+            "'{}' holds only an unfinished backup ({unfinished}): the backup was interrupted; it cannot be restored",
+            location.display()
+        )));
+    }
     if files.is_empty() {
         match newest_backup_folder(location)? {
             Some(newest) => {
@@ -177,6 +194,9 @@ mod tests {
         let orphans = tempfile::tempdir().unwrap();
         std::fs::write(orphans.path().join("2026-01-02-00-00-00.ravendb-incremental-backup"), b"").unwrap();
         assert!(locate_dump_chain(orphans.path(), None).is_err());
+        let cut_short = tempfile::tempdir().unwrap();
+        std::fs::write(cut_short.path().join("2026-01-02-00-00-00.ravendb-full-backup.in-progress"), b"").unwrap();
+        assert!(locate_dump_chain(cut_short.path(), None).unwrap_err().to_string().contains("interrupted"));
         assert!(locate_dump_chain(tempfile::tempdir().unwrap().path(), None).unwrap().is_none());
     }
 }

@@ -147,6 +147,7 @@ fn restore_dumps(
         "DataDirectory": entry.directory,
         "Documents": {"Processed": true, "ReadCount": documents},
         "SnapshotRestore": {"Processed": false, "ReadCount": 0},
+        "Files": chain.len(),
         "Messages": messages,
     }))
 }
