@@ -1,7 +1,7 @@
 """Backups and restore (issue 22): a snapshot backup taken while writes run restores into a database equal to
 the source at the backup point; periodic backup tasks round-trip through the record and run on their cron
 schedule; a kill -9 during a backup leaves a folder that is refused as incomplete and a sound database;
-RavenDB snapshots and the not-yet-available dump format are refused with messages that say what to do; the
+RavenDB snapshots are refused with messages that say what to do; the
 `corvid backup` / `corvid restore` command lines report progress and trustworthy exit codes."""
 
 from __future__ import annotations
@@ -206,9 +206,6 @@ def test_bad_configurations_are_refused(server_url, db_name, http, tmp_path):
     assert r.status_code >= 400 and "LocalSettings.FolderPath" in r.json()["Message"]
     r = http.post(url, json={**base, "FullBackupFrequency": "0 2 * * *", "S3Settings": {"Disabled": False, "BucketName": "b"}})
     assert r.status_code == 501 and "S3Settings" in r.json()["Message"]
-    # The dump format is the smuggler's: a one-time `Backup` fails with a message saying so.
-    state = backup(http, server_url, db_name, tmp_path / "dump", kind="Backup")
-    assert state["Status"] == "Faulted" and "dump format" in state["Result"]["Message"]
 
 
 def test_ravendb_snapshots_and_unknown_folders_are_refused_with_what_to_do(server_url, http, tmp_path):

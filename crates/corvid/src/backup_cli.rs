@@ -15,15 +15,17 @@ pub const BACKUP_USAGE: &str = "\
 usage: corvid backup --url <http://host:port> --database <name> --folder <path on the server> [--type Snapshot|Backup]
 
 Takes a backup of a database of a running server into a new folder inside <path> (Snapshot: Corvid's
-consistent copy, taken while writes go on). Prints progress, then the folder written.
+consistent copy, taken while writes go on; Backup: a full dump in RavenDB's format). Prints progress, then
+the folder written.
 Exit status: 0 done, 1 refused or failed, 2 usage error, 3 server unreachable.";
 
 /// How `corvid restore` is called.
 pub const RESTORE_USAGE: &str = "\
 usage: corvid restore --url <http://host:port> --folder <path on the server> --database <new name>
 
-Restores a Corvid snapshot backup (its folder, or a destination folder: its newest complete snapshot)
-into a new database of a running server. Prints progress, then the database restored.
+Restores a Corvid snapshot backup (its folder, or a destination folder: its newest complete snapshot) or a
+folder of dump backups (the last full one and the incrementals after it) into a new database of a running
+server. Prints progress, then the database restored.
 Exit status: 0 done, 1 refused or failed, 2 usage error, 3 server unreachable.";
 
 const FAILED: u8 = 1;
@@ -168,7 +170,12 @@ pub fn run_restore(args: &[String]) -> ExitCode {
                 .ok_or_else(|| Failure(FAILED, "the server started no operation".into()))?;
             println!("restore: started (operation {id})");
             let result = wait(&server, &format!("/operations/state?id={id}"), "restore")?;
-            let files = result.pointer("/SnapshotRestore/ReadCount").and_then(Value::as_u64).unwrap_or(0);
+            let files = result
+                .pointer("/SnapshotRestore/ReadCount")
+                .and_then(Value::as_u64)
+                .filter(|n| *n > 0)
+                .or_else(|| result.get("Files").and_then(Value::as_u64))
+                .unwrap_or(0);
             Ok(format!("restore: done: database {database} ({files} files)"))
         })())
     })();

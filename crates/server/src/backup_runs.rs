@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use corvid_engine::backup::{self, BackupError, BackupKind, BackupRequest, BackupSummary};
+use corvid_engine::backup::{self, BackupError, BackupKind, BackupPoint, BackupRequest, BackupSummary};
 use corvid_engine::{Database, EngineError};
 use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
@@ -63,12 +63,31 @@ pub struct RunOrigin {
     pub operation_id: Option<u64>,
 }
 
-/// Runs one full backup of `db` and records it. Blocking.
+/// Where the task's last successful dump backup left off, if its folder is still there.
+fn previous_point(history: &[Value], plan: &BackupPlan, task_id: Option<u64>) -> Option<(BackupPoint, Value)> {
+    let task_id = task_id?;
+    let last = history.iter().rev().find(|run| {
+        run.get("TaskId").and_then(Value::as_u64) == Some(task_id)
+            && run.get("BackupType").and_then(Value::as_str) == Some(BackupKind::Backup.as_str())
+            && run.get("Error").is_none_or(Value::is_null)
+    })?;
+    let folder = plan.folder.join(last.get("FolderName").and_then(Value::as_str)?);
+    let point = BackupPoint {
+        folder,
+        last_etag: last.get("LastEtag").and_then(Value::as_u64)?,
+        last_raft_index: last.pointer("/LastRaftIndex/LastEtag").and_then(Value::as_u64).unwrap_or(0),
+    };
+    point.folder.is_dir().then(|| (point, last.clone()))
+}
+
+/// Runs one backup of `db` and records it: an incremental one when asked and the task has a previous dump
+/// backup to continue from (else a full one, as RavenDB does). Blocking.
 pub fn run_backup(
     landlord: &Landlord,
     db: &Database,
     plan: &BackupPlan,
     origin: RunOrigin,
+    incremental: bool,
     progress: &mut dyn FnMut(&str, u64),
 ) -> Result<BackupSummary, EngineError> {
     let started_at = corvid_types::now_nanos();
@@ -79,9 +98,12 @@ pub fn run_backup(
         fields.remove("BackupHistory");
         fields.remove("Directory");
     }
-    let request = BackupRequest { destination: plan.folder.clone(), record, incremental: false };
+    let previous = if plan.kind == BackupKind::Backup { previous_point(&entry.backup_history, plan, origin.task_id) } else { None };
+    let incremental = incremental && previous.is_some();
+    let (previous, previous_status) = previous.map_or((None, None), |(point, status)| (Some(point), Some(status)));
+    let request = BackupRequest { destination: plan.folder.clone(), record, incremental, previous };
     let result = backup::writer_for(plan.kind).write(db, &request, progress).map_err(EngineError::from);
-    let status = status_json(plan, origin, started_at, &result);
+    let status = status_json(plan, origin, started_at, &result, previous_status.as_ref().filter(|_| incremental));
     if let Err(e) = landlord.update(db.name(), |e| {
         e.backup_history.push(status);
         let excess = e.backup_history.len().saturating_sub(HISTORY_LENGTH);
@@ -108,45 +130,65 @@ pub fn apply_retention(config: &Value, plan: &BackupPlan, database: &str) -> Res
     Ok(backup::prune(&plan.folder, database, keep, time::OffsetDateTime::now_utc())?.len())
 }
 
-/// RavenDB's `PeriodicBackupStatus` of one run (plus Corvid's `Files` and `Bytes`).
-fn status_json(plan: &BackupPlan, origin: RunOrigin, started_at: i64, result: &Result<BackupSummary, EngineError>) -> Value {
+/// RavenDB's `PeriodicBackupStatus` of one run (plus Corvid's `Files` and `Bytes`); an incremental run keeps
+/// the last full backup's times from `previous`, the status it continues.
+fn status_json(
+    plan: &BackupPlan,
+    origin: RunOrigin,
+    started_at: i64,
+    result: &Result<BackupSummary, EngineError>,
+    previous: Option<&Value>,
+) -> Value {
     let at = corvid_types::format_date(started_at);
     let now = corvid_types::format_date(corvid_types::now_nanos());
-    let (folder, error, duration, last_etag, files, bytes) = match result {
-        Ok(s) => (
-            s.folder.file_name().map(|n| n.to_string_lossy().into_owned()),
-            Value::Null,
-            s.duration_ms,
-            Some(s.last_etag),
-            s.files,
-            s.bytes,
-        ),
+    let (folder, file, error, duration, last_etag, last_raft_index, files, bytes) = match result {
+        Ok(s) => {
+            let folder = s.folder.file_name().map(|n| n.to_string_lossy().into_owned());
+            (folder.clone(), s.file.clone().or(folder), Value::Null, s.duration_ms, Some(s.last_etag), s.last_raft_index, s.files, s.bytes)
+        }
         Err(e) => (
+            None,
             None,
             json!({"Exception": e.to_string(), "At": now}),
             ((corvid_types::now_nanos() - started_at) / 1_000_000) as u64,
             None,
             0,
             0,
+            0,
         ),
+    };
+    let incremental = previous.is_some();
+    let done = result.is_ok();
+    let kept = |field: &str| previous.and_then(|p| p.get(field)).cloned().unwrap_or(Value::Null);
+    let (last_full, last_full_internal, local_last_full) = if incremental {
+        (kept("LastFullBackup"), kept("LastFullBackupInternal"), previous.and_then(|p| p.pointer("/LocalBackup/LastFullBackup")).cloned())
+    } else {
+        (if done { Value::from(at.clone()) } else { Value::Null }, Value::from(at.clone()), done.then(|| Value::from(now.clone())))
+    };
+    let (last_incremental, local_last_incremental) = if incremental {
+        (if done { Value::from(at.clone()) } else { Value::Null }, if done { Value::from(now.clone()) } else { Value::Null })
+    } else {
+        (Value::Null, Value::Null)
     };
     json!({
         "TaskId": origin.task_id.unwrap_or(0),
         "BackupType": plan.kind.as_str(),
-        "IsFull": true,
+        "IsFull": !incremental,
         "NodeTag": NODE_TAG,
-        "LastFullBackup": if result.is_ok() { Value::from(at.clone()) } else { Value::Null },
-        "LastFullBackupInternal": at,
-        "LastIncrementalBackup": null,
-        "LastIncrementalBackupInternal": null,
+        "LastFullBackup": last_full,
+        "LastFullBackupInternal": last_full_internal,
+        "LastIncrementalBackup": last_incremental,
+        "LastIncrementalBackupInternal": if incremental { Value::from(at.clone()) } else { Value::Null },
         "LocalBackup": {
             "BackupDirectory": plan.folder.to_string_lossy(),
-            "FileName": folder,
+            "FileName": file,
             "TempFolderUsed": false,
-            "LastFullBackup": if result.is_ok() { Value::from(now.clone()) } else { Value::Null },
+            "LastFullBackup": local_last_full,
+            "LastIncrementalBackup": local_last_incremental,
             "Exception": error.get("Exception").cloned().unwrap_or(Value::Null),
         },
         "LastEtag": last_etag,
+        "LastRaftIndex": {"LastEtag": last_raft_index},
         "FolderName": folder,
         "DurationInMs": duration,
         "Error": error,

@@ -3,7 +3,8 @@
 //! from its `FullBackupFrequency`, and runs the backups that are due, one at a time, on this thread (never on
 //! the async runtime). What it does is reported at `GET /admin/debug/periodic-backup/timers`.
 //!
-//! Incremental schedules need the dump format (issue 22's smuggler) and are reported as not running yet.
+//! A task's `IncrementalBackupFrequency` runs incremental dump backups between its full ones (a full run
+//! wins when both are due; an incremental run with no full backup to continue from runs full).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,9 +30,12 @@ struct Timer {
     /// The configuration the timer was computed from (a changed one starts over).
     config: Value,
     next_full: Option<OffsetDateTime>,
+    next_incremental: Option<OffsetDateTime>,
     /// Why the task cannot run (a bad schedule or destination), if so.
     problem: Option<String>,
     runs: u64,
+    /// Runs that were incremental.
+    incremental_runs: u64,
     failures: u64,
 }
 
@@ -85,35 +89,43 @@ impl BackupScheduler {
                         name: String::new(),
                         config: Value::Null,
                         next_full: None,
+                        next_incremental: None,
                         problem: None,
                         runs: 0,
+                        incremental_runs: 0,
                         failures: 0,
                     });
                     if timer.config != *config {
                         timer.config = config.clone();
                         timer.name = config.get("Name").and_then(Value::as_str).unwrap_or_default().to_owned();
-                        (timer.next_full, timer.problem) = first_run(config, now);
+                        let (full, full_problem) = first_run(config, FULL, now);
+                        let (incremental, incremental_problem) = first_run(config, INCREMENTAL, now);
+                        // A task with one working schedule runs; the problem shown is why neither does.
+                        timer.problem = if full.is_none() && incremental.is_none() { full_problem.or(incremental_problem) } else { None };
+                        (timer.next_full, timer.next_incremental) = (full, incremental);
                     }
                     if timer.next_full.is_some_and(|next| next <= now) {
-                        due.push(key);
+                        due.push((key, false));
+                    } else if timer.next_incremental.is_some_and(|next| next <= now) {
+                        due.push((key, true));
                     }
                 }
             }
             timers.retain(|key, _| seen.contains(key));
         }
-        for key in due {
-            self.run(landlord, runtime, &key, now);
+        for (key, incremental) in due {
+            self.run(landlord, runtime, &key, incremental, now);
         }
     }
 
-    fn run(&self, landlord: &Landlord, runtime: &tokio::runtime::Handle, key: &(String, u64), now: OffsetDateTime) {
+    fn run(&self, landlord: &Landlord, runtime: &tokio::runtime::Handle, key: &(String, u64), incremental: bool, now: OffsetDateTime) {
         let Some(timer) = self.timers.lock().get(key).cloned() else { return };
         *self.running.lock() = Some(format!("{}/{}", timer.database, timer.task_id));
         let outcome = plan_of(&timer.config).and_then(|plan| {
             let db =
                 runtime.block_on(landlord.database(&timer.database)).map_err(|e| corvid_engine::EngineError::Internal(e.to_string()))?;
             let origin = RunOrigin { task_id: Some(timer.task_id), operation_id: None };
-            run_backup(landlord, &db, &plan, origin, &mut |_, _| {})?;
+            run_backup(landlord, &db, &plan, origin, incremental, &mut |_, _| {})?;
             apply_retention(&timer.config, &plan, db.name())
         });
         *self.running.lock() = None;
@@ -129,7 +141,17 @@ impl BackupScheduler {
                     tracing::warn!(database = %timer.database, task = timer.task_id, error = %e, "scheduled backup failed");
                 }
             }
-            timer.next_full = schedule_of(&timer.config).ok().and_then(|s| s.next_after(now.max(OffsetDateTime::now_utc())));
+            let after = now.max(OffsetDateTime::now_utc());
+            if incremental {
+                timer.incremental_runs += 1;
+                timer.next_incremental = schedule_of(&timer.config, INCREMENTAL).ok().and_then(|s| s.next_after(after));
+            } else {
+                timer.next_full = schedule_of(&timer.config, FULL).ok().and_then(|s| s.next_after(after));
+                // The incremental runs due meanwhile are covered by this full one.
+                if timer.next_incremental.is_some_and(|next| next <= after) {
+                    timer.next_incremental = schedule_of(&timer.config, INCREMENTAL).ok().and_then(|s| s.next_after(after));
+                }
+            }
         }
     }
 
@@ -143,11 +165,10 @@ impl BackupScheduler {
                 .map(|t| {
                     json!({
                         "DatabaseName": t.database, "TaskId": t.task_id, "TaskName": t.name,
-                        "NextBackup": {"DateTime": rfc3339(t.next_full), "IsFull": true},
-                        "IncrementalBackup": if t.config.get("IncrementalBackupFrequency").and_then(Value::as_str).is_some_and(|f| !f.is_empty()) {
-                            Value::from("not running: incremental backups need the dump format, not available yet")
-                        } else { Value::Null },
-                        "Problem": t.problem, "Runs": t.runs, "Failures": t.failures,
+                        "NextBackup": next_backup(t),
+                        "NextFullBackup": rfc3339(t.next_full),
+                        "NextIncrementalBackup": rfc3339(t.next_incremental),
+                        "Problem": t.problem, "Runs": t.runs, "IncrementalRuns": t.incremental_runs, "Failures": t.failures,
                     })
                 })
                 .collect()
@@ -161,23 +182,38 @@ impl BackupScheduler {
     }
 }
 
-fn schedule_of(config: &Value) -> Result<CronSchedule, corvid_engine::EngineError> {
-    let frequency = config.get("FullBackupFrequency").and_then(Value::as_str).unwrap_or_default();
+/// The schedule fields of a task.
+const FULL: &str = "FullBackupFrequency";
+const INCREMENTAL: &str = "IncrementalBackupFrequency";
+
+/// RavenDB's `NextBackup`: the sooner of the two runs.
+fn next_backup(t: &Timer) -> Value {
+    let (at, full) = match (t.next_full, t.next_incremental) {
+        (Some(full), Some(incremental)) if incremental < full => (Some(incremental), false),
+        (None, Some(incremental)) => (Some(incremental), false),
+        (full, _) => (full, true),
+    };
+    json!({"DateTime": rfc3339(at), "IsFull": full})
+}
+
+fn schedule_of(config: &Value, field: &str) -> Result<CronSchedule, corvid_engine::EngineError> {
+    let frequency = config.get(field).and_then(Value::as_str).unwrap_or_default();
     Ok(CronSchedule::parse(frequency)?)
 }
 
-/// The first run of a task seen now (none when it is disabled or cannot run, with the reason).
-fn first_run(config: &Value, now: OffsetDateTime) -> (Option<OffsetDateTime>, Option<String>) {
+/// The first run of a task's schedule `field` seen now (none when it is disabled or cannot run, with the
+/// reason).
+fn first_run(config: &Value, field: &str, now: OffsetDateTime) -> (Option<OffsetDateTime>, Option<String>) {
     if config.get("Disabled").and_then(Value::as_bool).unwrap_or(false) {
         return (None, Some("disabled".into()));
     }
-    if config.get("FullBackupFrequency").and_then(Value::as_str).is_none_or(str::is_empty) {
-        return (None, Some("no FullBackupFrequency".into()));
+    if config.get(field).and_then(Value::as_str).is_none_or(str::is_empty) {
+        return (None, Some(format!("no {field}")));
     }
     if let Err(e) = plan_of(config) {
         return (None, Some(e.to_string()));
     }
-    match schedule_of(config) {
+    match schedule_of(config, field) {
         Ok(schedule) => (schedule.next_after(now), None),
         Err(e) => (None, Some(e.to_string())),
     }

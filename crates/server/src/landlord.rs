@@ -291,6 +291,11 @@ impl Landlord {
         Ok(entry)
     }
 
+    /// The options databases are opened with (a restore fills a new database with them).
+    pub fn database_options(&self) -> &DatabaseOptions {
+        &self.options
+    }
+
     /// Creates a database from files: `fill` writes them into the new database's directory (which does not
     /// exist yet) and returns the record to keep (its name, directory and dates are replaced). The database is
     /// registered only once its files are complete; a failure leaves nothing registered. Blocking.

@@ -71,6 +71,16 @@ pub enum BackupError {
         /// The newest this build reads.
         supported: u32,
     },
+    /// Writing or replaying a dump backup failed (the smuggler's error says where and why).
+    #[error("the dump backup '{path}' failed: {reason}")]
+    Dump {
+        /// The backup file.
+        path: PathBuf,
+        /// What the smuggler said.
+        reason: String,
+        /// Whether the file (its content) is at fault rather than the machine.
+        user_fault: bool,
+    },
     /// A backup configuration that cannot run (no folder, an unknown type, a bad schedule).
     #[error("{0}")]
     InvalidConfiguration(String),
@@ -79,7 +89,11 @@ pub enum BackupError {
 impl BackupError {
     /// Whether the request (its folder, its configuration) is at fault rather than the machine.
     pub fn is_user_fault(&self) -> bool {
-        !matches!(self, BackupError::Io { .. } | BackupError::Storage(_))
+        match self {
+            BackupError::Io { .. } | BackupError::Storage(_) => false,
+            BackupError::Dump { user_fault, .. } => *user_fault,
+            _ => true,
+        }
     }
 
     pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> BackupError + '_ {

@@ -1,8 +1,10 @@
-//! Backups and restore (issue 22): snapshot backups taken while writes go on, periodic schedules and
-//! retention, and restore of a snapshot into a new database. The dump-format `Backup` type goes through
-//! [`BackupWriter`] and is wired to the smuggler separately.
+//! Backups and restore (issue 22): snapshot backups taken while writes go on, dump-format (`Backup`) full
+//! and incremental backups written by the smuggler, periodic schedules and retention, and restore of a
+//! snapshot or of a chain of dump backups into a new database.
 
 mod cron;
+mod dump_backup;
+mod dump_chain;
 mod error;
 mod manifest;
 mod restore;
@@ -12,10 +14,12 @@ mod summary;
 mod writer;
 
 pub use cron::CronSchedule;
+pub use dump_backup::{dump_folder_name, FULL_BACKUP_EXTENSION, INCREMENTAL_BACKUP_EXTENSION};
+pub use dump_chain::{locate_dump_chain, replay_dump_chain};
 pub use error::BackupError;
 pub use manifest::{SnapshotManifest, MANIFEST_FILE};
 pub use restore::{locate_snapshot, restore_snapshot};
 pub use retention::{parse_time_span, prune};
 pub use snapshot::snapshot_folder_name;
-pub use summary::{BackupKind, BackupRequest, BackupSummary};
+pub use summary::{BackupKind, BackupPoint, BackupRequest, BackupSummary};
 pub use writer::{writer_for, BackupWriter, DumpWriter, SnapshotWriter};

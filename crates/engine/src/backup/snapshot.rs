@@ -78,6 +78,9 @@ pub(crate) fn take_snapshot(
         files: manifest.files.len() as u64,
         bytes: manifest.files.iter().map(|f| f.bytes).sum(),
         last_etag,
+        last_raft_index: 0,
+        incremental: false,
+        file: None,
         duration_ms: started.elapsed().as_millis() as u64,
     })
 }

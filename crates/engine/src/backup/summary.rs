@@ -42,6 +42,20 @@ pub struct BackupRequest {
     pub record: serde_json::Value,
     /// An incremental run (only what changed since the last one); false for a full one.
     pub incremental: bool,
+    /// Where the task's previous backup left off (an incremental run continues from it).
+    pub previous: Option<BackupPoint>,
+}
+
+/// Where a dump backup left off: its folder and the last etag and compare-exchange index it holds
+/// (RavenDB's `FolderName`, `LastEtag` and `LastRaftIndex`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackupPoint {
+    /// The folder of the chain (the last full backup's); incrementals are written next to it.
+    pub folder: PathBuf,
+    /// The last etag the previous backup holds.
+    pub last_etag: u64,
+    /// The last compare-exchange index the previous backup holds.
+    pub last_raft_index: u64,
 }
 
 /// What a backup run wrote.
@@ -57,6 +71,12 @@ pub struct BackupSummary {
     pub bytes: u64,
     /// The database's last etag just before the backup.
     pub last_etag: u64,
+    /// The last compare-exchange index in the backup (0 for snapshots).
+    pub last_raft_index: u64,
+    /// An incremental backup (a dump of what changed since the previous one).
+    pub incremental: bool,
+    /// The file written inside `folder` (dump backups).
+    pub file: Option<String>,
     /// How long it took.
     pub duration_ms: u64,
 }

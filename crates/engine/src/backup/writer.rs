@@ -1,7 +1,7 @@
-//! The two kinds of backup behind one narrow interface: `Snapshot` (Corvid's own copy of the store, built
-//! here) and `Backup` (RavenDB's dump format, written by the smuggler once it is wired in; until then it
-//! refuses with a clear error).
+//! The two kinds of backup behind one narrow interface: `Snapshot` (Corvid's own copy of the store) and
+//! `Backup` (RavenDB's dump format, written by the smuggler: full and incremental).
 
+use super::dump_backup::write_dump_backup;
 use super::error::BackupError;
 use super::snapshot::take_snapshot;
 use super::summary::{BackupKind, BackupRequest, BackupSummary};
@@ -25,13 +25,12 @@ impl BackupWriter for SnapshotWriter {
     }
 }
 
-/// Dump-format backups: to be wired to the smuggler's `export` (full) and an export of what changed since
-/// the last backup's etags (incremental).
+/// Dump-format backups (`dump_backup.rs`): the smuggler's export, whole or from the previous backup's etag.
 pub struct DumpWriter;
 
 impl BackupWriter for DumpWriter {
-    fn write(&self, _db: &Database, _request: &BackupRequest, _progress: &mut dyn FnMut(&str, u64)) -> Result<BackupSummary, BackupError> {
-        Err(BackupError::DumpFormatNotYet { what: "The 'Backup' backup type".into() })
+    fn write(&self, db: &Database, request: &BackupRequest, progress: &mut dyn FnMut(&str, u64)) -> Result<BackupSummary, BackupError> {
+        write_dump_backup(db, request, progress)
     }
 }
 

@@ -18,6 +18,9 @@ pub struct ExportOptions {
     pub include_artificial: bool,
     /// How the stream is compressed (`CompressionAlgorithm`; gzip when absent).
     pub compression: Compression,
+    /// Only documents, revisions and tombstones with an etag above this one (an incremental backup: what
+    /// changed since the previous backup); 0 writes them all.
+    pub after_etag: u64,
 }
 
 impl Default for ExportOptions {
@@ -27,6 +30,7 @@ impl Default for ExportOptions {
             collections: Vec::new(),
             include_artificial: false,
             compression: Compression::Gzip,
+            after_etag: 0,
         }
     }
 }
@@ -40,11 +44,15 @@ pub struct ImportOptions {
     pub collections: Vec<String>,
     /// Imported documents never make revisions, whatever the configuration (restores use it).
     pub skip_revision_creation: bool,
+    /// The dump is one file of a backup chain replayed in order into a new database (a restore): a
+    /// document's attachments become exactly those the dump lists, and the sections the dump's record
+    /// marks complete (Corvid's backups) replace what the database holds, so deletes are replayed too.
+    pub replay: bool,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        ImportOptions { types: ItemTypes::default_types(), collections: Vec::new(), skip_revision_creation: false }
+        ImportOptions { types: ItemTypes::default_types(), collections: Vec::new(), skip_revision_creation: false, replay: false }
     }
 }
 
@@ -95,6 +103,7 @@ impl ExportOptions {
             collections: collections_of(json),
             include_artificial: flag(json, "IncludeArtificial", false),
             compression,
+            after_etag: 0,
         })
     }
 }
@@ -107,6 +116,7 @@ impl ImportOptions {
             types: types_of(json)?,
             collections: collections_of(json),
             skip_revision_creation: flag(json, "SkipRevisionCreation", false),
+            replay: false,
         })
     }
 

@@ -45,6 +45,10 @@ pub struct SmugglerResult {
     pub time_series: Counts,
     /// Bytes of JSON and attachment content written or read.
     pub bytes: u64,
+    /// Export: the database's last etag in the snapshot written (where the next incremental backup starts).
+    pub last_etag: u64,
+    /// Export: the last compare-exchange index in the snapshot written (RavenDB's `LastRaftIndex`).
+    pub last_raft_index: u64,
     /// Notes on what was skipped or failed and why, in order.
     pub messages: Vec<String>,
 }

@@ -12,7 +12,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use corvid_engine::backup::{BackupError, CronSchedule};
+use corvid_engine::backup::{BackupError, BackupKind, CronSchedule};
 use corvid_engine::{Database, EngineError, Operation, OperationResult};
 use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
@@ -76,7 +76,14 @@ pub async fn put_periodic_backup(
 }
 
 /// Starts a backup of `db` as an operation of the database on a thread of its own.
-fn start_backup(state: &AppState, db: Arc<Database>, plan: BackupPlan, task_id: Option<u64>, operation_id: Option<u64>) -> ApiResult<u64> {
+fn start_backup(
+    state: &AppState,
+    db: Arc<Database>,
+    plan: BackupPlan,
+    task_id: Option<u64>,
+    incremental: bool,
+    operation_id: Option<u64>,
+) -> ApiResult<u64> {
     let operation: Arc<Operation> =
         db.operations().start(operation_id, "DatabaseBackup", format!("Backup of database {} to {}", db.name(), plan.folder.display()));
     let id = operation.snapshot().id;
@@ -84,7 +91,7 @@ fn start_backup(state: &AppState, db: Arc<Database>, plan: BackupPlan, task_id: 
     let spawned = std::thread::Builder::new().name(format!("backup:{}", db.name())).spawn(move || {
         let origin = RunOrigin { task_id, operation_id: Some(id) };
         let mut progress = |_: &str, bytes: u64| operation.add_processed(bytes);
-        match run_backup(&landlord, &db, &plan, origin, &mut progress) {
+        match run_backup(&landlord, &db, &plan, origin, incremental, &mut progress) {
             Ok(summary) => operation.complete(OperationResult::Backup(summary)),
             Err(e) => operation.fail(e),
         }
@@ -105,7 +112,7 @@ pub async fn backup_once(
     let config = read_json(body, &headers, state.config.max_body_bytes).await?;
     let plan = plan_of(&config)?;
     let database = state.landlord.database(&db).await?;
-    let id = start_backup(&state, database, plan, None, query.get_u64("operationId"))?;
+    let id = start_backup(&state, database, plan, None, false, query.get_u64("operationId"))?;
     Ok(json_value(StatusCode::OK, &json!({"OperationId": id, "OperationNodeTag": NODE_TAG})))
 }
 
@@ -113,15 +120,19 @@ pub async fn backup_once(
 pub async fn backup_task_now(State(state): State<AppState>, Path(db): Path<String>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let task_id = query.get_u64("taskId").ok_or_else(|| ApiError::BadRequest("Query string parameter 'taskId' is required".into()))?;
-    if query.get("isFullBackup").is_some_and(|v| v.eq_ignore_ascii_case("false")) {
-        return Err(EngineError::from(BackupError::DumpFormatNotYet { what: "An incremental backup".into() }).into());
-    }
+    let incremental = query.get("isFullBackup").is_some_and(|v| v.eq_ignore_ascii_case("false"));
     let entry = state.landlord.entry(&db).ok_or_else(|| ApiError::DatabaseDoesNotExist(db.clone()))?;
     let config = task_config(&entry.periodic_backups, task_id)
         .ok_or_else(|| ApiError::BadRequest(format!("Periodic backup task ID: {task_id} doesn't exist")))?;
     let plan = plan_of(&config)?;
     let database = state.landlord.database(&db).await?;
-    let id = start_backup(&state, database, plan, Some(task_id), query.get_u64("operationId"))?;
+    if incremental && plan.kind == BackupKind::Snapshot {
+        return Err(EngineError::from(BackupError::InvalidConfiguration(
+            "Incremental backups are of the 'Backup' type; this task takes snapshots".into(),
+        ))
+        .into());
+    }
+    let id = start_backup(&state, database, plan, Some(task_id), incremental, query.get_u64("operationId"))?;
     Ok(json_value(StatusCode::OK, &json!({"ResponsibleNode": NODE_TAG, "OperationId": id})))
 }
 
@@ -168,7 +179,9 @@ pub(crate) fn result_json(summary: &corvid_engine::backup::BackupSummary) -> Val
     json!({
         "$type": "Raven.Client.Documents.Operations.Backups.BackupResult, Raven.Client",
         "BackupType": summary.kind.as_str(),
-        "SnapshotBackup": {"Processed": true, "ReadCount": summary.files},
+        "SnapshotBackup": {"Processed": summary.kind == corvid_engine::backup::BackupKind::Snapshot, "ReadCount": summary.files},
+        "IsIncremental": summary.incremental,
+        "FileName": summary.file,
         "LocalBackup": {"BackupDirectory": summary.folder.to_string_lossy(), "TempFolderUsed": false},
         "LastEtag": summary.last_etag,
         "Files": summary.files,

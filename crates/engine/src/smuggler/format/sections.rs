@@ -16,6 +16,9 @@ pub const COUNTER_GROUPS: &str = "CounterGroups";
 pub const SUBSCRIPTIONS: &str = "Subscriptions";
 pub const TIME_SERIES: &str = "TimeSeries";
 
+/// A property of Corvid's `DatabaseRecord`: the sections written whole (see `ImportOptions::replay`).
+pub const COMPLETE_SECTIONS: &str = "CorvidCompleteSections";
+
 /// `@metadata.@export-type` of an attachment header item, whose content follows it raw.
 pub const EXPORT_TYPE: &str = "@export-type";
 /// The value of [`EXPORT_TYPE`] for attachments.

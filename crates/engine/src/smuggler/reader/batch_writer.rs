@@ -35,6 +35,8 @@ pub(crate) struct ImportedDocument {
     pub has_revisions: bool,
     /// The configuration may make a revision of the put (not with `SkipRevisionCreation`).
     pub may_create_revision: bool,
+    /// The document keeps exactly `attachments` (a replayed backup: others were deleted since).
+    pub exact_attachments: bool,
     pub attachments: Vec<(String, String, StagedBlob)>,
 }
 
@@ -42,10 +44,30 @@ pub(crate) struct ImportedDocument {
 pub(crate) enum ImportItem {
     Document(Box<ImportedDocument>),
     Revision(NewRevision),
-    Counters { id: String, counters: Vec<DumpCounter> },
-    CompareExchange { key: String, value: String },
-    Identity { name: String, value: u64 },
-    Tombstone { id: String },
+    /// `exact`: the document's other counters are deleted (a replayed backup's complete section).
+    Counters {
+        id: String,
+        counters: Vec<DumpCounter>,
+        exact: bool,
+    },
+    CompareExchange {
+        key: String,
+        value: String,
+    },
+    /// A value the replayed backup no longer has.
+    DeleteCompareExchange {
+        key: String,
+    },
+    Identity {
+        name: String,
+        value: u64,
+    },
+    /// `may_create_revision`: the delete may make a delete revision (not with `SkipRevisionCreation`:
+    /// the dump's revisions have it already).
+    Tombstone {
+        id: String,
+        may_create_revision: bool,
+    },
 }
 
 /// What a batch could not write (not failures of the batch).
@@ -141,7 +163,11 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
             txn.put_revision(revision)?;
             Ok(())
         }
-        ImportItem::Counters { id, counters } => write_counters(txn, id, counters, outcome),
+        ImportItem::Counters { id, counters, exact } => write_counters(txn, id, counters, exact, outcome),
+        ImportItem::DeleteCompareExchange { key } => {
+            txn.delete_compare_exchange(&key)?;
+            Ok(())
+        }
         ImportItem::CompareExchange { key, value } => {
             let index = txn.next_compare_exchange_index()?;
             txn.put_compare_exchange(&key, index, value)?;
@@ -151,15 +177,19 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
             txn.set_identity(&identity_name(&name), value)?;
             Ok(())
         }
-        ImportItem::Tombstone { id } => {
+        ImportItem::Tombstone { id, may_create_revision: true } => {
             delete_document(txn, &id, &ExpectedChangeVector::Any, now_nanos())?;
+            Ok(())
+        }
+        ImportItem::Tombstone { id, may_create_revision: false } => {
+            txn.delete_document(&id_key(&id), now_nanos())?;
             Ok(())
         }
     }
 }
 
 fn write_document(txn: &mut WriteTxn<'_>, doc: ImportedDocument) -> Result<(), EngineError> {
-    let ImportedDocument { id, document, last_modified, has_revisions, may_create_revision, attachments } = doc;
+    let ImportedDocument { id, document, last_modified, has_revisions, may_create_revision, exact_attachments, attachments } = doc;
     if may_create_revision && !has_revisions {
         put_document(txn, &id, &ExpectedChangeVector::Any, document, last_modified)?;
     } else {
@@ -178,6 +208,16 @@ fn write_document(txn: &mut WriteTxn<'_>, doc: ImportedDocument) -> Result<(), E
             last_modified,
         )?;
     }
+    if exact_attachments {
+        let key = id_key(&id);
+        let kept: Vec<String> = attachments.iter().map(|(name, _, _)| name.to_lowercase()).collect();
+        for existing in txn.attachments_of(&key)? {
+            if !kept.contains(&existing.name.to_lowercase()) {
+                let command = AttachmentCommand::Delete { id: id.clone(), name: existing.name, expected: ExpectedChangeVector::Any };
+                crate::attachments::run(txn, command, last_modified)?;
+            }
+        }
+    }
     for (name, content_type, blob) in attachments {
         let command = AttachmentCommand::Put { id: id.clone(), name, content_type, expected: ExpectedChangeVector::Any, blob };
         crate::attachments::run(txn, command, last_modified)?;
@@ -186,8 +226,14 @@ fn write_document(txn: &mut WriteTxn<'_>, doc: ImportedDocument) -> Result<(), E
 }
 
 /// Sets each counter to its value from the dump (an increment by the difference), so a repeated import
-/// does not add it twice.
-fn write_counters(txn: &mut WriteTxn<'_>, id: String, counters: Vec<DumpCounter>, outcome: &mut BatchOutcome) -> Result<(), EngineError> {
+/// does not add it twice; `exact` deletes the document's counters the dump does not have.
+fn write_counters(
+    txn: &mut WriteTxn<'_>,
+    id: String,
+    counters: Vec<DumpCounter>,
+    exact: bool,
+    outcome: &mut BatchOutcome,
+) -> Result<(), EngineError> {
     let key = id_key(&id);
     let Some(document) = txn.document(&key)? else {
         outcome.counters_of_missing_documents += counters.len() as u64;
@@ -197,6 +243,14 @@ fn write_counters(txn: &mut WriteTxn<'_>, id: String, counters: Vec<DumpCounter>
         return Ok(());
     };
     let mut operations = Vec::with_capacity(counters.len());
+    if exact {
+        let kept: Vec<String> = counters.iter().map(|c| c.name.to_lowercase()).collect();
+        for existing in txn.counters_of(&key)? {
+            if !kept.contains(&existing.name.to_lowercase()) {
+                operations.push(CounterOperation::Delete { name: existing.name });
+            }
+        }
+    }
     for counter in counters {
         let delta = match txn.counter(&key, &counter.name)? {
             Some(current) if current.value == counter.value => continue,

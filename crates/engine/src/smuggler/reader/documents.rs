@@ -124,6 +124,7 @@ pub(crate) fn document_item(
     parsed: ParsedDocument,
     staged: &HashMap<String, StagedBlob>,
     may_create_revision: bool,
+    exact_attachments: bool,
     missing: &mut Vec<String>,
 ) -> ImportItem {
     let mut attachments = Vec::with_capacity(parsed.attachments.len());
@@ -139,6 +140,7 @@ pub(crate) fn document_item(
         last_modified: parsed.last_modified,
         has_revisions: parsed.flags & flags::HAS_REVISIONS != 0,
         may_create_revision,
+        exact_attachments,
         attachments,
     }))
 }
@@ -147,7 +149,9 @@ pub(crate) fn document_item(
 /// it is still unique).
 pub(crate) fn revision_item(parsed: ParsedDocument) -> ImportItem {
     let change_vector = parsed.change_vector.unwrap_or_else(|| format!("RV:{}-imported", now_nanos()));
-    let revision_flags = parsed.flags | flags::REVISION | flags::HAS_REVISIONS;
+    // A delete revision is stored without `Revision`, as the delete that made it stores it.
+    let kind = if parsed.flags & flags::DELETE_REVISION != 0 { 0 } else { flags::REVISION };
+    let revision_flags = parsed.flags | kind | flags::HAS_REVISIONS;
     ImportItem::Revision(NewRevision {
         id: parsed.id,
         collection: parsed.document.collection,

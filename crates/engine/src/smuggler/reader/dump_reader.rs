@@ -10,8 +10,8 @@ use crate::EngineError;
 pub(crate) enum SectionValue {
     /// An array: read its items with [`DumpReader::next_item`].
     Array,
-    /// An object (`DatabaseRecord`), read past.
-    Object,
+    /// An object (`DatabaseRecord`), whole.
+    Object(Vec<u8>),
     /// A number, string or literal (`BuildVersion`), whole.
     Scalar(Vec<u8>),
 }
@@ -68,7 +68,7 @@ impl<R: BufRead> DumpReader<R> {
             Some(b'{') => {
                 let mut object = vec![b'{'];
                 self.inner.read_object_rest(&mut object)?;
-                SectionValue::Object
+                SectionValue::Object(object)
             }
             Some(b'"') => {
                 let mut text = vec![b'"'];
@@ -109,7 +109,7 @@ mod tests {
             let (name, value) = reader.next_section().unwrap().unwrap();
             assert!(name == "BuildVersion" && matches!(value, SectionValue::Scalar(ref v) if v == b"70000"));
             let (_, value) = reader.next_section().unwrap().unwrap();
-            assert!(matches!(value, SectionValue::Object));
+            assert!(matches!(value, SectionValue::Object(_)));
             let (name, value) = reader.next_section().unwrap().unwrap();
             assert!(name == "Docs" && matches!(value, SectionValue::Array));
             let mut item = Vec::new();

@@ -8,6 +8,7 @@ mod batch_writer;
 mod definitions;
 mod documents;
 mod dump_reader;
+mod replay;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
@@ -17,7 +18,7 @@ use serde_json::Value;
 
 use super::format::compression::open_dump;
 use super::format::counter_group;
-use super::format::sections::{Section, BLOB_SIZE};
+use super::format::sections::{self, Section, BLOB_SIZE, COMPLETE_SECTIONS};
 use super::item_types::ItemType;
 use super::options::ImportOptions;
 use super::smuggler_result::SmugglerResult;
@@ -43,6 +44,8 @@ struct ImportRun<'a, 'p, R: BufRead> {
     item_index: u64,
     /// Attachment contents of the current section by the dump's hash; pinned until the section is durable.
     staged: HashMap<String, StagedBlob>,
+    /// Sections the dump's record says were written whole (Corvid's `CorvidCompleteSections`).
+    complete: Vec<String>,
 }
 
 /// Reads the dump in `input` (gzip, zstd or plain JSON) into the database.
@@ -64,6 +67,7 @@ pub fn import(
         section: String::new(),
         item_index: 0,
         staged: HashMap::new(),
+        complete: Vec::new(),
     };
     let outcome = run.sections();
     if outcome.is_err() {
@@ -124,6 +128,11 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         self.options.types.contains(t)
     }
 
+    /// Whether the section replaces the database's state of it (a replayed backup's complete section).
+    fn replays(&self, section: &str) -> bool {
+        self.options.replay && self.complete.iter().any(|name| name.eq_ignore_ascii_case(section))
+    }
+
     fn sections(&mut self) -> Result<(), EngineError> {
         let mut item = Vec::with_capacity(64 * 1024);
         while let Some((name, value)) = self.reader.next_section()? {
@@ -132,7 +141,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             let section = Section::of(&name);
             match value {
                 SectionValue::Scalar(text) => self.scalar(section, &name, &text)?,
-                SectionValue::Object => self.object(section, &name),
+                SectionValue::Object(object) => self.object(section, &name, &object),
                 SectionValue::Array => self.array(section, &name, &mut item)?,
             }
             self.report()?;
@@ -154,7 +163,15 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         Ok(())
     }
 
-    fn object(&mut self, section: Section, name: &str) {
+    fn object(&mut self, section: Section, name: &str, object: &[u8]) {
+        if section == Section::DatabaseRecord {
+            let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
+            self.complete = record
+                .get(COMPLETE_SECTIONS)
+                .and_then(Value::as_array)
+                .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default();
+        }
         if section == Section::DatabaseRecord && self.wants(ItemType::DatabaseRecord) {
             self.result.database_record.processed = true;
             self.result.database_record.skipped += 1;
@@ -172,7 +189,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 run.result.tombstones.processed = true;
                 match (value.get("Key").and_then(Value::as_str), value.get("Type").and_then(Value::as_str)) {
                     (Some(key), Some("Document")) => {
-                        run.writer.push(ImportItem::Tombstone { id: key.to_owned() }, 64, &mut run.result)?;
+                        let may_create_revision = !run.options.skip_revision_creation;
+                        run.writer.push(ImportItem::Tombstone { id: key.to_owned(), may_create_revision }, 64, &mut run.result)?;
                         run.result.tombstones.read += 1;
                     }
                     _ => run.result.tombstones.skipped += 1,
@@ -202,39 +220,48 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                     _ => Err(EngineError::bad_request("an identity needs a 'Key' and a numeric 'Value'")),
                 }
             }),
-            Section::CompareExchange if self.wants(ItemType::CompareExchange) => self.each_json(item, |run, value| {
-                run.result.compare_exchange.processed = true;
-                let key = value
-                    .get("Key")
-                    .and_then(Value::as_str)
-                    .ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
-                let stored = match value.get("Value") {
-                    Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
-                    Some(other) => Some(other.clone()),
-                    None => None,
-                };
-                match stored.filter(Value::is_object) {
-                    Some(object) => {
-                        let text = crate::validate_compare_exchange_value(&object)?;
-                        run.writer.push(ImportItem::CompareExchange { key: key.to_owned(), value: text }, 128, &mut run.result)?;
-                        run.result.compare_exchange.read += 1;
+            Section::CompareExchange if self.wants(ItemType::CompareExchange) => {
+                let mut seen = replay::KeySet::new(self.replays(sections::COMPARE_EXCHANGE));
+                self.each_json(item, |run, value| {
+                    run.result.compare_exchange.processed = true;
+                    let key = value
+                        .get("Key")
+                        .and_then(Value::as_str)
+                        .ok_or_else(|| EngineError::bad_request("a compare exchange item needs a 'Key'"))?;
+                    let stored = match value.get("Value") {
+                        Some(Value::String(text)) => serde_json::from_str::<Value>(text).ok(),
+                        Some(other) => Some(other.clone()),
+                        None => None,
+                    };
+                    match stored.filter(Value::is_object) {
+                        Some(object) => {
+                            let text = crate::validate_compare_exchange_value(&object)?;
+                            seen.insert(key);
+                            run.writer.push(ImportItem::CompareExchange { key: key.to_owned(), value: text }, 128, &mut run.result)?;
+                            run.result.compare_exchange.read += 1;
+                        }
+                        None => {
+                            run.result.compare_exchange.errored += 1;
+                            run.result.note(format!("Compare exchange '{key}' was skipped: its value is not a JSON object"));
+                        }
                     }
-                    None => {
-                        run.result.compare_exchange.errored += 1;
-                        run.result.note(format!("Compare exchange '{key}' was skipped: its value is not a JSON object"));
-                    }
-                }
-                Ok(())
-            }),
+                    Ok(())
+                })?;
+                replay::delete_other_compare_exchange(self.db, &mut self.writer, &seen, &mut self.result)
+            }
             Section::CounterGroups | Section::LegacyCounters if self.wants(ItemType::CounterGroups) => {
                 let legacy = section == Section::LegacyCounters;
-                self.each_json(item, move |run, value| {
+                let exact = !legacy && self.replays(sections::COUNTER_GROUPS);
+                let mut seen = replay::KeySet::new(exact);
+                self.each_json(item, |run, value| {
                     run.result.counters.processed = true;
                     let parsed = if legacy { counter_group::parse_legacy(&value) } else { counter_group::parse(&value) };
                     let (id, counters) = parsed.map_err(EngineError::bad_request)?;
                     run.result.counters.read += counters.len() as u64;
-                    run.writer.push(ImportItem::Counters { id, counters }, 128, &mut run.result)
-                })
+                    seen.insert(&id);
+                    run.writer.push(ImportItem::Counters { id, counters, exact }, 128, &mut run.result)
+                })?;
+                replay::delete_other_counters(self.db, &mut self.writer, &seen, &mut self.result)
             }
             Section::Subscriptions if self.wants(ItemType::Subscriptions) => self.each_json(item, |run, value| {
                 run.result.subscriptions.processed = true;
@@ -307,6 +334,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
     fn documents(&mut self, revisions: bool, item: &mut Vec<u8>) -> Result<(), EngineError> {
         let keep_attachments = !revisions && self.wants(ItemType::Attachments);
         let may_create_revision = !self.options.skip_revision_creation;
+        let exact_attachments = keep_attachments && self.options.replay;
         let mut missing = Vec::new();
         if revisions {
             self.result.revision_documents.processed = true;
@@ -345,7 +373,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                         documents::revision_item(parsed)
                     } else {
                         self.result.documents.read += 1;
-                        documents::document_item(parsed, &self.staged, may_create_revision, &mut missing)
+                        documents::document_item(parsed, &self.staged, may_create_revision, exact_attachments, &mut missing)
                     };
                     self.writer.push(write, item.len(), &mut self.result)?;
                     for note in missing.drain(..) {

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::{io_error, ExportRun};
 use crate::smuggler::format::sections;
+use crate::smuggler::item_types::ItemType;
 use crate::{EngineError, IndexInfo};
 
 /// Compare-exchange values are read in pages of this many.
@@ -14,9 +15,21 @@ const COMPARE_EXCHANGE_PAGE: usize = 1024;
 
 pub(super) fn database_record<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), EngineError> {
     let revisions = run.db.revisions_config()?.map(|c| c.to_json()).unwrap_or(Value::Null);
-    let record = json!({
+    let mut record = json!({
         "DatabaseName": run.db.name(), "Encrypted": false, "UnusedDatabaseIds": [], "Revisions": revisions
     });
+    // Corvid writes these sections whole in every dump (an incremental backup too); a restore replaying a
+    // backup chain may then take them as the database's complete state at that point (deletes included).
+    // RavenDB ignores the property.
+    if run.options.collections.is_empty() {
+        let complete: Vec<&str> =
+            [(ItemType::CompareExchange, sections::COMPARE_EXCHANGE), (ItemType::CounterGroups, sections::COUNTER_GROUPS)]
+                .into_iter()
+                .filter(|(t, _)| run.options.types.contains(*t))
+                .map(|(_, name)| name)
+                .collect();
+        record[sections::COMPLETE_SECTIONS] = json!(complete);
+    }
     run.out.object_section(sections::DATABASE_RECORD, &record.to_string()).map_err(io_error)?;
     run.result.database_record.processed = true;
     Ok(())

@@ -23,13 +23,13 @@ fn wanted<W: Write>(run: &ExportRun<'_, '_, W>, doc: &DocumentRecord) -> bool {
     run.options.takes_collection(&doc.collection) && (run.options.include_artificial || doc.flags & flags::ARTIFICIAL == 0)
 }
 
-/// Walks the documents in etag order, stopping at the first error.
+/// Walks the documents with an etag above `after` in etag order, stopping at the first error.
 fn each_document<W: Write>(
     run: &mut ExportRun<'_, '_, W>,
+    mut after: u64,
     mut visit: impl FnMut(&mut ExportRun<'_, '_, W>, DocumentRecord) -> Result<(), EngineError>,
 ) -> Result<(), EngineError> {
     // The visitor needs the run mutably while the snapshot is borrowed: walk in pages of etags.
-    let mut after = 0u64;
     loop {
         let mut page = Vec::with_capacity(256);
         run.txn.documents_after_etag(after, |doc| {
@@ -48,7 +48,8 @@ pub(super) fn documents<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), 
     run.out.begin_section(sections::DOCS).map_err(io_error)?;
     run.result.documents.processed = true;
     let mut streamed: HashSet<String> = HashSet::new();
-    each_document(run, |run, doc| {
+    let after = run.options.after_etag;
+    each_document(run, after, |run, doc| {
         if !wanted(run, &doc) {
             run.result.documents.skipped += 1;
             return Ok(());
@@ -121,6 +122,9 @@ pub(super) fn revisions<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), 
     let options = run.options;
     let result = &mut run.result;
     txn.all_revisions(|revision| {
+        if revision.etag <= options.after_etag {
+            return true;
+        }
         if !options.takes_collection(&revision.collection) {
             result.revision_documents.skipped += 1;
             return true;
@@ -145,7 +149,18 @@ pub(super) fn tombstones<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(),
     let txn = &run.txn;
     let out = &mut run.out;
     let result = &mut run.result;
-    txn.tombstones_after_etag(0, |tombstone| {
+    let mut lookup_failure = None;
+    txn.tombstones_after_etag(run.options.after_etag, |tombstone| {
+        // A document deleted and written again: its current version is in `Docs`, and replaying the
+        // delete after it would lose it.
+        match txn.document(&id_key(&tombstone.id)) {
+            Ok(Some(_)) => return true,
+            Ok(None) => {}
+            Err(e) => {
+                lookup_failure = Some(e);
+                return false;
+            }
+        }
         let item = json!({
             "Key": id_key(&tombstone.id), "Type": "Document", "Collection": tombstone.collection, "Flags": "None",
             "ChangeVector": tombstone.change_vector, "DeletedEtag": tombstone.etag, "Etag": tombstone.etag,
@@ -158,6 +173,9 @@ pub(super) fn tombstones<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(),
         result.tombstones.read += 1;
         true
     })?;
+    if let Some(e) = lookup_failure {
+        return Err(e.into());
+    }
     if let Some(e) = failure {
         return Err(io_error(e));
     }
@@ -168,7 +186,9 @@ pub(super) fn counter_groups<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result
     run.out.begin_section(sections::COUNTER_GROUPS).map_err(io_error)?;
     run.result.counters.processed = true;
     let database_id = run.db.database_id().to_owned();
-    each_document(run, |run, doc| {
+    // Every document's counters, also in an incremental backup: a counter's change does not move its
+    // document's etag, so the section is written whole (the record marks it complete).
+    each_document(run, 0, |run, doc| {
         if doc.flags & flags::HAS_COUNTERS == 0 || !wanted(run, &doc) {
             return Ok(());
         }

@@ -70,7 +70,9 @@ pub fn export<W: Write>(
     let sink = DumpSink::new(out, options.compression).map_err(io_error)?;
     let txn = db.store.read()?;
     let writer = DumpWriter::begin(sink, BUILD_VERSION).map_err(io_error)?;
-    let mut run = ExportRun { db, txn, options, out: writer, result: SmugglerResult::default(), progress, since_progress: 0 };
+    let result =
+        SmugglerResult { last_etag: txn.last_etag()?, last_raft_index: txn.last_compare_exchange_index()?, ..SmugglerResult::default() };
+    let mut run = ExportRun { db, txn, options, out: writer, result, progress, since_progress: 0 };
     let types = options.types;
     if types.contains(ItemType::DatabaseRecord) {
         definitions::database_record(&mut run)?;
