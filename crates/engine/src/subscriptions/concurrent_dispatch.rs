@@ -16,9 +16,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use serde_json::{json, Value};
 
-use super::batch_reader::SubscriptionBatch;
-use super::criteria::SubscriptionCriteria;
-use crate::{Database, EngineError};
+use crate::EngineError;
 
 /// The shared state of one subscription's concurrent workers.
 pub struct ConcurrentDispatch {
@@ -71,10 +69,42 @@ impl DispatchState {
     }
 }
 
-/// What a concurrent read found (see `Database::read_concurrent_batch`).
-pub(super) struct ConcurrentRead {
+/// Where a concurrent worker's batches are read from: the database (`concurrent_reader.rs`). Traits, so that
+/// this module, which the database holds through its connections, depends neither on the database nor on the
+/// batch and criteria types (which read through it).
+pub trait ConcurrentSource {
+    /// The subscription's query.
+    type Criteria;
+    /// What a read answers.
+    type Batch: ConcurrentBatch;
+
+    /// `owed`: resend entries no worker holds (key, etag owed), oldest first; `held`: whether another worker
+    /// holds a document. On the caller's thread (a blocking one).
+    fn read_concurrent_batch(
+        &self,
+        criteria: &Self::Criteria,
+        after: u64,
+        max_docs: usize,
+        owed: &[(String, u64)],
+        held: &dyn Fn(&str) -> bool,
+    ) -> Result<ConcurrentRead<Self::Batch>, EngineError>;
+
+    /// The database id (positions' change vectors name it).
+    fn source_database_id(&self) -> &str;
+}
+
+/// A batch handed to a concurrent worker.
+pub trait ConcurrentBatch {
+    /// The stored key and etag of each document sent.
+    fn sent(&self) -> &[(String, u64)];
+    /// Sets the position the batch reports (the watermark) and its change vector.
+    fn set_position(&mut self, etag: u64, change_vector: Option<String>);
+}
+
+/// What a concurrent read found (see `ConcurrentSource::read_concurrent_batch`).
+pub struct ConcurrentRead<B> {
     /// What to send to this worker.
-    pub batch: SubscriptionBatch,
+    pub batch: B,
     /// Resend entries done with: sent now, deleted, filtered out, or newer than the scan (it will find them).
     pub consumed: Vec<String>,
     /// Scanned documents another worker holds: stored key and etag.
@@ -130,12 +160,12 @@ impl ConcurrentWorker {
     /// The next batch for this worker (on the caller's thread, a blocking one): free resend entries first,
     /// then documents past the shared scan. Its `last_etag` is the watermark after handing it out, and
     /// `scanned` counts everything done with (zero: nothing to do until a commit or another worker moves).
-    pub fn next_batch(
+    pub fn next_batch<S: ConcurrentSource + ?Sized>(
         &self,
-        database: &Database,
-        criteria: &SubscriptionCriteria,
+        database: &S,
+        criteria: &S::Criteria,
         max_docs: usize,
-    ) -> Result<SubscriptionBatch, EngineError> {
+    ) -> Result<S::Batch, EngineError> {
         let mut state = self.dispatch.state.lock();
         // A batch not acknowledged before asking for the next one (the server ended the connection meanwhile).
         state.give_back(self.worker);
@@ -153,17 +183,17 @@ impl ConcurrentWorker {
             state.owe_again(key, etag);
         }
         state.scanned_to = state.scanned_to.max(scanned_to);
-        for (key, _) in &batch.sent {
+        for (key, _) in batch.sent() {
             state.holders.insert(key.clone(), self.worker);
         }
-        state.in_flight.insert(self.worker, batch.sent.clone());
-        batch.last_etag = state.watermark();
-        batch.last_change_vector = super::definition::position_change_vector(batch.last_etag, database.database_id());
+        state.in_flight.insert(self.worker, batch.sent().to_vec());
+        let watermark = state.watermark();
+        batch.set_position(watermark, super::definition::position_change_vector(watermark, database.source_database_id()));
         Ok(batch)
     }
 
     /// This worker acknowledged its batch: the position that may be stored now, with its change vector.
-    pub fn acknowledge(&self, database: &Database) -> (u64, Option<String>) {
+    pub fn acknowledge<S: ConcurrentSource + ?Sized>(&self, database: &S) -> (u64, Option<String>) {
         let mut state = self.dispatch.state.lock();
         for (key, _) in state.in_flight.remove(&self.worker).unwrap_or_default() {
             if state.holders.get(&key) == Some(&self.worker) {
@@ -171,7 +201,7 @@ impl ConcurrentWorker {
             }
         }
         let watermark = state.watermark();
-        (watermark, super::definition::position_change_vector(watermark, database.database_id()))
+        (watermark, super::definition::position_change_vector(watermark, database.source_database_id()))
     }
 
     /// The shared dispatch.

@@ -8,21 +8,37 @@ use corvid_storage::DocumentRecord;
 use corvid_types::id_key;
 
 use super::batch_reader::{SubscriptionBatch, MAX_BATCH_BYTES};
-use super::concurrent_dispatch::ConcurrentRead;
+use super::concurrent_dispatch::{ConcurrentBatch, ConcurrentRead, ConcurrentSource};
 use super::criteria::{Collection, SubscriptionCriteria};
 use crate::{Database, EngineError};
 
-impl Database {
-    /// `owed`: resend entries no worker holds (key, etag owed), oldest first; `held`: whether another worker
-    /// holds a document. Runs on the caller's thread (a blocking one).
-    pub(super) fn read_concurrent_batch(
+impl ConcurrentBatch for SubscriptionBatch {
+    fn sent(&self) -> &[(String, u64)] {
+        &self.sent
+    }
+
+    fn set_position(&mut self, etag: u64, change_vector: Option<String>) {
+        self.last_etag = etag;
+        self.last_change_vector = change_vector;
+    }
+}
+
+impl ConcurrentSource for Database {
+    type Criteria = SubscriptionCriteria;
+    type Batch = SubscriptionBatch;
+
+    fn source_database_id(&self) -> &str {
+        self.database_id()
+    }
+
+    fn read_concurrent_batch(
         &self,
         criteria: &SubscriptionCriteria,
         after: u64,
         max_docs: usize,
         owed: &[(String, u64)],
         held: &dyn Fn(&str) -> bool,
-    ) -> Result<ConcurrentRead, EngineError> {
+    ) -> Result<ConcurrentRead<SubscriptionBatch>, EngineError> {
         let snapshot = self.store.read()?;
         let sandbox = criteria.sandbox()?;
         let max_docs = max_docs.max(1);

@@ -145,7 +145,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
             self.send(&batch).await?;
             let Some(acknowledged) = self.wait_for_ack().await? else { continue };
             let (position, change_vector) = match &self.shared {
-                Some(worker) => worker.acknowledge(&self.database),
+                Some(worker) => worker.acknowledge(&*self.database),
                 None => (batch.last_etag, batch.last_change_vector.clone()),
             };
             self.persist(position, change_vector, Some(acknowledged)).await?;
@@ -172,7 +172,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Session<'_, R, W> {
             (self.database.clone(), self.criteria.clone(), self.position, self.options.max_docs_per_batch);
         let shared = self.shared.clone();
         let read = blocking(move || match shared {
-            Some(worker) => worker.next_batch(&database, &criteria, max_docs),
+            Some(worker) => worker.next_batch(&*database, &criteria, max_docs),
             None => database.read_subscription_batch(&criteria, position, max_docs),
         });
         watching(self.reader, &mut self.pending, read).await
