@@ -1,5 +1,6 @@
 //! Creating, listing, reading and deleting databases (`/admin/databases`, `/databases`).
 
+use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 
 use axum::body::Body;
@@ -7,14 +8,14 @@ use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use corvid_engine::CatalogEntry;
-use corvid_types::NODE_TAG;
+use corvid_types::{push_json_string, NODE_TAG};
 use serde_json::{json, Value};
 
 use crate::body::{parse_json, read_body};
 use crate::database_info_cache::{self, DatabaseInfoRecord};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
-use crate::responses::{blocking, json_value};
+use crate::responses::{blocking, json, json_value};
 use crate::state::AppState;
 
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
@@ -184,25 +185,49 @@ pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> Api
     let start = query.get_usize("start", 0);
     let page_size = query.get_usize("pageSize", usize::MAX);
     let entries: Vec<CatalogEntry> = state.landlord.list().into_iter().skip(start).take(page_size).collect();
-    let databases: Vec<Value> = if query.get_bool("namesOnly") {
-        entries.iter().map(|e| json!(e.name)).collect()
-    } else {
-        let infos = database_infos(&state, &entries).await?;
-        entries
-            .iter()
-            .zip(infos)
-            .map(|(e, (info, cached))| {
-                let info = info.unwrap_or_default();
-                json!({"Name": e.name, "Disabled": e.disabled, "IsEncrypted": false, "LoadState": state.landlord.load_state(&e.name),
-                       "LockMode": "Unlock", "IsAdmin": true, "UpTime": null, "CachedDatabaseInfo": cached,
-                       "DocumentsCount": info.documents_count, "IndexesCount": info.indexes_count, "IndexingErrors": info.indexing_errors,
-                       "TotalSize": {"SizeInBytes": info.size_on_disk, "HumaneSize": super::stats::humane(info.size_on_disk)},
-                       "TempBuffersSize": {"SizeInBytes": 0, "HumaneSize": "0 Bytes"},
-                       "Alerts": 0, "PerformanceHints": 0, "RejectClients": false, "IndexingStatus": "Running", "ReplicationFactor": 1,
-                       "NodesTopology": {"Members": [{"NodeTag": NODE_TAG, "NodeUrl": state.public_url, "ResponsibleNode": NODE_TAG}],
-                                         "Promotables": [], "Rehabs": [], "Status": {}}})
-            })
-            .collect()
+    if query.get_bool("namesOnly") {
+        let names: Vec<Value> = entries.iter().map(|e| json!(e.name)).collect();
+        return Ok(json_value(StatusCode::OK, &json!({ "Databases": names })));
+    }
+    let infos = database_infos(&state, &entries).await?;
+    // Written as text, not built as a serde_json tree: with 1,000 databases the tree's allocations were most
+    // of the request's time (the list must stay fast whatever the number of databases).
+    let node = {
+        let mut members = String::from("{\"Members\":[{\"NodeTag\":");
+        push_json_string(&mut members, NODE_TAG);
+        members.push_str(",\"NodeUrl\":");
+        push_json_string(&mut members, &state.public_url);
+        members.push_str(",\"ResponsibleNode\":");
+        push_json_string(&mut members, NODE_TAG);
+        members.push_str("}],\"Promotables\":[],\"Rehabs\":[],\"Status\":{}}");
+        members
     };
-    Ok(json_value(StatusCode::OK, &json!({ "Databases": databases })))
+    let mut body = String::with_capacity(64 + entries.len() * (700 + node.len()));
+    body.push_str("{\"Databases\":[");
+    for (i, (e, (info, cached))) in entries.iter().zip(infos).enumerate() {
+        let info = info.unwrap_or_default();
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str("{\"Name\":");
+        push_json_string(&mut body, &e.name);
+        let _ = write!(
+            body,
+            ",\"Disabled\":{},\"IsEncrypted\":false,\"LoadState\":\"{}\",\"LockMode\":\"Unlock\",\"IsAdmin\":true,\"UpTime\":null,\
+             \"CachedDatabaseInfo\":{},\"DocumentsCount\":{},\"IndexesCount\":{},\"IndexingErrors\":{},\
+             \"TotalSize\":{{\"SizeInBytes\":{},\"HumaneSize\":\"{}\"}},\"TempBuffersSize\":{{\"SizeInBytes\":0,\"HumaneSize\":\"0 Bytes\"}},\
+             \"Alerts\":0,\"PerformanceHints\":0,\"RejectClients\":false,\"IndexingStatus\":\"Running\",\"ReplicationFactor\":1,\"NodesTopology\":{}}}",
+            e.disabled,
+            state.landlord.load_state(&e.name),
+            cached,
+            info.documents_count,
+            info.indexes_count,
+            info.indexing_errors,
+            info.size_on_disk,
+            super::stats::humane(info.size_on_disk),
+            node
+        );
+    }
+    body.push_str("]}");
+    Ok(json(StatusCode::OK, body))
 }
