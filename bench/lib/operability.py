@@ -203,6 +203,11 @@ def wrk_put(url: str, seconds: int, connections: int, body_file: Path, prefix: s
     return float(m.group(1))
 
 
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def bench_scrape(args, work: Path) -> dict:
     server = Server(args.binary, work / "scrape-data", work / "scrape.log", [])
     url = server.start()
@@ -210,6 +215,7 @@ def bench_scrape(args, work: Path) -> dict:
     body_file = work / "doc.json"
     body_file.write_text(json.dumps({"name": "x" * 40, "bio": "y" * 400, "age": 42}))
     plain, scraped = [], []
+    cpu_plain, cpu_scraped = [], []  # server CPU ms per 1,000 writes: the disk's regime moves throughput far more
     scrapes = 0
     for rep in range(args.repeats):
         for with_scrape in ((False, True) if rep % 2 == 0 else (True, False)):
@@ -225,19 +231,26 @@ def bench_scrape(args, work: Path) -> dict:
             thread = threading.Thread(target=scraper, daemon=True)
             if with_scrape:
                 thread.start()
+            assert server.proc is not None
+            cpu_before = cpu_seconds(server.proc.pid)
             rate = wrk_put(url, args.seconds, args.connections, body_file, f"r{rep}-{int(with_scrape)}-")
+            cpu_per_k = (cpu_seconds(server.proc.pid) - cpu_before) * 1e6 / (rate * args.seconds)
             stop.set()
             if with_scrape:
                 thread.join()
                 scraped.append(rate)
+                cpu_scraped.append(cpu_per_k)
             else:
                 plain.append(rate)
-            print(f"  scrape={with_scrape!s:5} rep {rep}: {rate:,.0f} writes/s", flush=True)
+                cpu_plain.append(cpu_per_k)
+            print(f"  scrape={with_scrape!s:5} rep {rep}: {rate:,.0f} writes/s, server CPU {cpu_per_k:.1f} ms per 1,000 writes", flush=True)
     server.stop()
     return {"connections": args.connections, "seconds": args.seconds, "repeats": args.repeats,
             "plain_median": round(statistics.median(plain)), "scraped_median": round(statistics.median(scraped)),
             "ratio": round(statistics.median(scraped) / statistics.median(plain), 3), "plain": [round(x) for x in plain],
-            "scraped": [round(x) for x in scraped], "scrapes": scrapes}
+            "scraped": [round(x) for x in scraped], "scrapes": scrapes,
+            "cpu_ms_per_1k_plain": round(statistics.median(cpu_plain), 2), "cpu_ms_per_1k_scraped": round(statistics.median(cpu_scraped), 2),
+            "cpu_ratio": round(statistics.median(cpu_scraped) / statistics.median(cpu_plain), 3)}
 
 
 def main() -> None:
