@@ -91,6 +91,22 @@ def test_index_environments_record_their_commits(http, server_url, db_name):
 
     assert wait_until(indexed, timeout=30), io_metrics(http, server_url, db_name)
 
+    # A map-reduce index keeps its entries and results in an LMDB store beside its tantivy files: both recorded.
+    definition = {
+        "Name": "Users/CountByName",
+        "Maps": ["map('Users', u => ({ Name: u.Name, Count: 1 }))"],
+        "Reduce": "groupBy(x => x.Name).aggregate(g => ({ Name: g.key, Count: g.values.reduce((a, v) => a + v.Count, 0) }))",
+        "Type": "JavaScriptMapReduce",
+    }
+    r = http.put(f"{server_url}/databases/{db_name}/admin/indexes", json={"Indexes": [definition]})
+    assert r.status_code in (200, 201), r.text
+
+    def reduced():
+        envs = [e for e in io_metrics(http, server_url, db_name)["Environments"] if e["Index"] == "Users/CountByName"]
+        return any(e["Path"].endswith("map-reduce") and events(e, "DataSync") for e in envs) and len(envs) == 2
+
+    assert wait_until(reduced, timeout=30), io_metrics(http, server_url, db_name)
+
 
 def test_live_io_metrics_send_new_operations(http, server_url, db_name):
     settle(http, server_url, db_name)

@@ -41,8 +41,8 @@ pub struct IoEnvironment {
 }
 
 impl Database {
-    /// The document store's environment, then every index's (automatic map-reduce indexes kept in LMDB are
-    /// not recorded yet). Indexes take the store's slow-I/O threshold.
+    /// The document store's environment, then every index's: its tantivy files and, for map-reduce indexes,
+    /// the LMDB store of its entries and results. Indexes take the store's slow-I/O threshold.
     pub fn io_environments(&self) -> Vec<IoEnvironment> {
         let store_metrics = self.store.io_metrics().clone();
         let threshold = store_metrics.slow_threshold();
@@ -53,19 +53,19 @@ impl Database {
             metrics: store_metrics,
         }];
         for handle in self.indexes.all() {
-            let documents = match &handle.index {
-                IndexBackend::Search(index) => index,
-                IndexBackend::StaticReduce { results, .. } => results,
-                IndexBackend::Reduce(_) => continue,
-            };
-            let metrics = documents.io_metrics().clone();
-            metrics.set_slow_threshold(threshold);
-            environments.push(IoEnvironment {
-                kind: IoEnvironmentKind::Index,
-                path: handle.dir.clone(),
-                index: Some(handle.name()),
-                metrics,
-            });
+            let mut parts: Vec<(PathBuf, Arc<IoMetrics>)> = Vec::with_capacity(2);
+            match &handle.index {
+                IndexBackend::Search(index) => parts.push((handle.dir.clone(), index.io_metrics().clone())),
+                IndexBackend::Reduce(store) => parts.push((store.path().to_owned(), store.io_metrics().clone())),
+                IndexBackend::StaticReduce { store, results } => {
+                    parts.push((handle.dir.clone(), results.io_metrics().clone()));
+                    parts.push((store.path().to_owned(), store.io_metrics().clone()));
+                }
+            }
+            for (path, metrics) in parts {
+                metrics.set_slow_threshold(threshold);
+                environments.push(IoEnvironment { kind: IoEnvironmentKind::Index, path, index: Some(handle.name()), metrics });
+            }
         }
         environments
     }

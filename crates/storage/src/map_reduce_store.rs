@@ -7,9 +7,13 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use std::sync::Arc;
+
+use corvid_types::io_metrics::IoMetrics;
 use heed::types::Bytes;
 use heed::{Database, Env, WithoutTls};
 
+use crate::index_env::record_commit;
 use crate::StorageError;
 
 const ENTRIES: &str = "entries";
@@ -44,6 +48,8 @@ pub struct MapReduceStore {
     /// reduce key -> JSON array of result objects
     results: Database<Bytes, Bytes>,
     meta: Database<Bytes, Bytes>,
+    /// Recent durable commits (`/debug/io-metrics`).
+    io: Arc<IoMetrics>,
 }
 
 fn entry_key(reduce_key: &str, doc_key: &str) -> Vec<u8> {
@@ -70,6 +76,16 @@ fn json_array(texts: &[String]) -> String {
 }
 
 impl MapReduceStore {
+    /// The store's recent durable commits.
+    pub fn io_metrics(&self) -> &Arc<IoMetrics> {
+        &self.io
+    }
+
+    /// The environment's directory.
+    pub fn path(&self) -> &Path {
+        self.env.path()
+    }
+
     /// Opens (creating if needed) the store in `path`.
     pub fn open(path: &Path) -> Result<MapReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 64 << 30, 4)?;
@@ -79,7 +95,7 @@ impl MapReduceStore {
         let results = env.create_database(&mut wtxn, Some(RESULTS))?;
         let meta = env.create_database(&mut wtxn, Some(META))?;
         wtxn.commit()?;
-        Ok(MapReduceStore { env, entries, doc_keys, results, meta })
+        Ok(MapReduceStore { env, entries, doc_keys, results, meta, io: Arc::default() })
     }
 
     /// The etag the stored entries and results are up to date with.
@@ -141,7 +157,9 @@ impl MapReduceStore {
             out.updated.push((reduce_key, results));
         }
         self.meta.put(&mut wtxn, LAST_ETAG, &last_etag.to_be_bytes())?;
+        let timer = IoMetrics::start();
         wtxn.commit()?;
+        record_commit(&self.io, self.env.path(), timer);
         Ok(out)
     }
 

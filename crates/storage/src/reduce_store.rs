@@ -5,9 +5,13 @@
 
 use std::path::Path;
 
+use std::sync::Arc;
+
+use corvid_types::io_metrics::IoMetrics;
 use heed::types::Bytes;
 use heed::{Database, Env, WithoutTls};
 
+use crate::index_env::record_commit;
 use crate::StorageError;
 
 const ENTRIES: &str = "entries";
@@ -40,6 +44,8 @@ pub struct ReduceStore {
     entries: Database<Bytes, Bytes>,
     results: Database<Bytes, Bytes>,
     meta: Database<Bytes, Bytes>,
+    /// Recent durable commits (`/debug/io-metrics`).
+    io: Arc<IoMetrics>,
 }
 
 fn encode_values(values: &[f64], out: &mut Vec<u8>) {
@@ -74,6 +80,16 @@ fn decode_entry(bytes: &[u8]) -> Result<MapOutput, StorageError> {
 }
 
 impl ReduceStore {
+    /// The store's recent durable commits.
+    pub fn io_metrics(&self) -> &Arc<IoMetrics> {
+        &self.io
+    }
+
+    /// The environment's directory.
+    pub fn path(&self) -> &Path {
+        self.env.path()
+    }
+
     /// Opens (creating if needed) the store in `path`.
     pub fn open(path: &Path) -> Result<ReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 16 << 30, 4)?;
@@ -82,7 +98,7 @@ impl ReduceStore {
         let results = env.create_database(&mut wtxn, Some(RESULTS))?;
         let meta = env.create_database(&mut wtxn, Some(META))?;
         wtxn.commit()?;
-        Ok(ReduceStore { env, entries, results, meta })
+        Ok(ReduceStore { env, entries, results, meta, io: Arc::default() })
     }
 
     /// The etag the stored outputs and results are up to date with.
@@ -109,7 +125,9 @@ impl ReduceStore {
             }
         }
         self.meta.put(&mut wtxn, LAST_ETAG, &last_etag.to_be_bytes())?;
+        let timer = IoMetrics::start();
         wtxn.commit()?;
+        record_commit(&self.io, self.env.path(), timer);
         Ok(())
     }
 
