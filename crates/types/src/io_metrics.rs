@@ -178,7 +178,7 @@ impl Default for IoMetrics {
     }
 }
 
-/// A started operation: `IoMetrics::finish` records it.
+/// A started operation: its `stop` gives what `IoMetrics::record` takes.
 #[must_use]
 pub struct IoTimer {
     start: i64,
@@ -206,12 +206,6 @@ impl IoMetrics {
     /// Starts timing an operation.
     pub fn start() -> IoTimer {
         IoTimer { start: now_nanos(), started: Instant::now() }
-    }
-
-    /// Records a timed operation on `file` (a name relative to the environment). Whether it was slow.
-    pub fn finish(&self, timer: IoTimer, file: &str, kind: IoKind, size: u64, file_size: u64) -> bool {
-        let (start, duration) = timer.stop();
-        self.record(file, kind, start, duration, size, file_size)
     }
 
     /// Records an operation that started at `start` (Unix nanoseconds) and took `duration`. Whether it was

@@ -21,10 +21,11 @@ const SLOW_IO_ID: &str = "PerformanceHint/SlowIO";
 
 /// The database's notifications, newest information first.
 pub fn notifications(database: &Database) -> Vec<Value> {
+    let environments = database.io_environments();
     let mut writes = Map::new();
     let mut newest = i64::MIN;
     let mut total = 0;
-    for environment in database.io_environments() {
+    for environment in &environments {
         let (slow, count) = environment.metrics.slow();
         total += count;
         for entry in slow {
@@ -52,7 +53,7 @@ pub fn notifications(database: &Database) -> Vec<Value> {
     if writes.is_empty() {
         return Vec::new();
     }
-    let threshold = database.io_environments().first().map(|e| e.metrics.slow_threshold().as_millis()).unwrap_or(0);
+    let threshold = environments.first().map_or(0, |e| e.metrics.slow_threshold().as_millis());
     vec![json!({
         "Id": SLOW_IO_ID,
         "CreatedAt": format_date(newest),
