@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use corvid_server::logs::LogFileSettings;
 use corvid_server::ServerConfig;
+use corvid_types::io_metrics::SlowIoThreshold;
 use serde::Deserialize;
 
 use crate::ravendb_settings::{self, Translation};
@@ -232,7 +233,7 @@ impl Settings {
             "write_queue_capacity" => c.database.write_queue_capacity = parse::<usize>(name, value)?.max(1),
             "map_size_bytes" => c.database.store.map_size = parse(name, value)?,
             "disk_reserve_bytes" => c.database.store.disk_reserve_bytes = parse(name, value)?,
-            "slow_io_threshold_ms" => c.database.slow_io_threshold = Duration::from_millis(parse(name, value)?),
+            "slow_io_threshold_ms" => c.database.store.slow_io_threshold = SlowIoThreshold::new(Duration::from_millis(parse(name, value)?)),
             "log_requests" => c.log_requests = parse_bool(name, value)?,
             "http_response_compression" => c.response_compression = parse_bool(name, value)?,
             "max_concurrent_queries" => c.max_concurrent_queries = parse::<usize>(name, value)?.max(1),

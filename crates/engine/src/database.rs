@@ -16,7 +16,9 @@ use crate::{EngineError, OperationEvent, OperationListener, Operations};
 /// How a database is opened: storage options, write queue and automatic index lifetimes.
 #[derive(Debug, Clone)]
 pub struct DatabaseOptions {
-    /// How the storage is opened (map size, sync mode, ...).
+    /// How the storage is opened (map size, sync mode, ...), and the slow-I/O threshold its store and
+    /// indexes share: a journal write, flush or sync, or an index checkpoint, at least this long is logged
+    /// and raises the slow-I/O notification.
     pub store: StoreOptions,
     /// Writes waiting for the merger before new ones are refused as "busy".
     pub write_queue_capacity: usize,
@@ -24,9 +26,6 @@ pub struct DatabaseOptions {
     pub auto_index_idle_after: Duration,
     /// An idle automatic index is deleted after this much more time unused (RavenDB: 72 hours).
     pub auto_index_delete_after: Duration,
-    /// A journal write, flush or sync, or an index checkpoint, at least this long is logged and raises the
-    /// slow-I/O notification; zero: never.
-    pub slow_io_threshold: Duration,
 }
 
 impl Default for DatabaseOptions {
@@ -36,7 +35,6 @@ impl Default for DatabaseOptions {
             write_queue_capacity: 16 * 1024,
             auto_index_idle_after: Duration::from_secs(30 * 60),
             auto_index_delete_after: Duration::from_secs(72 * 3600),
-            slow_io_threshold: corvid_types::io_metrics::DEFAULT_SLOW_IO_THRESHOLD,
         }
     }
 }
@@ -81,7 +79,6 @@ impl Database {
     /// Opens (or creates) the database stored at `path`, starts its writer thread and its indexes.
     pub fn open(name: &str, path: &Path, options: &DatabaseOptions) -> Result<Database, EngineError> {
         let store = Arc::new(Store::open(path, &options.store)?);
-        store.io_metrics().set_slow_threshold(options.slow_io_threshold);
         let watch = Arc::new(CommitWatch::new(store.read()?.last_etag()?));
         let on_commit = {
             let watch = watch.clone();

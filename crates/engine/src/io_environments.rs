@@ -42,10 +42,9 @@ pub struct IoEnvironment {
 
 impl Database {
     /// The document store's environment, then every index's: its tantivy files and, for map-reduce indexes,
-    /// the LMDB store of its entries and results. Indexes take the store's slow-I/O threshold.
+    /// the LMDB store of its entries and results.
     pub fn io_environments(&self) -> Vec<IoEnvironment> {
         let store_metrics = self.store.io_metrics().clone();
-        let threshold = store_metrics.slow_threshold();
         let mut environments = vec![IoEnvironment {
             kind: IoEnvironmentKind::Documents,
             path: self.store.path().to_owned(),
@@ -63,7 +62,6 @@ impl Database {
                 }
             }
             for (path, metrics) in parts {
-                metrics.set_slow_threshold(threshold);
                 environments.push(IoEnvironment { kind: IoEnvironmentKind::Index, path, index: Some(handle.name()), metrics });
             }
         }

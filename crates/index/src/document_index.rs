@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use corvid_types::io_metrics::{IoKind, IoMetrics};
+use corvid_types::io_metrics::{IoKind, IoMetrics, SlowIoThreshold};
 use corvid_types::now_nanos;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::sort_key::{ComparatorEnum, SortByStaticFastValue, SortByString};
@@ -227,7 +227,7 @@ impl IndexBatch<'_> {
         drop(self);
         let commit_took = started.elapsed();
         let commit_start = now_nanos() - (commit_took - prepared_after).as_nanos() as i64;
-        record_io(&index.io, &index.dir, IoKind::DataFlush, commit_start, commit_took - prepared_after, 0);
+        index.io.record("index", IoKind::DataFlush, commit_start, commit_took - prepared_after, 0, 0);
         index.last_etag.store(last_etag, AtomicOrdering::Release);
         index.reader.reload()?;
         tracing::debug!(
@@ -264,17 +264,29 @@ impl DocumentIndex {
     /// Opens the index in `dir`, or creates it there, keeping recent segments in memory until checkpoints.
     /// Reopening resumes from the last checkpoint; an index built for another spec or format is `Corrupted`.
     pub fn open_or_create(dir: &Path, spec: &IndexSpec) -> Result<DocumentIndex, IndexError> {
-        Self::open_or_create_with(dir, spec, RecentSegments::InMemory)
+        Self::open_or_create_with(dir, spec, RecentSegments::InMemory, SlowIoThreshold::default())
     }
 
-    /// [`Self::open_or_create`] with the choice of where recent segments live: with `RecentSegments::OnDisk` they
-    /// are written at once and a killed process resumes from its last commit.
-    pub fn open_or_create_with(dir: &Path, spec: &IndexSpec, recent: RecentSegments) -> Result<DocumentIndex, IndexError> {
-        Self::open_in_boot(dir, spec, current_boot_id(), recent)
+    /// [`Self::open_or_create`] with the choice of where recent segments live (with `RecentSegments::OnDisk` they
+    /// are written at once and a killed process resumes from its last commit) and the database's slow-I/O
+    /// threshold.
+    pub fn open_or_create_with(
+        dir: &Path,
+        spec: &IndexSpec,
+        recent: RecentSegments,
+        slow_io_threshold: SlowIoThreshold,
+    ) -> Result<DocumentIndex, IndexError> {
+        Self::open_in_boot(dir, spec, current_boot_id(), recent, slow_io_threshold)
     }
 
     /// [`Self::open_or_create_with`] as if the machine's boot id were `boot_id` (tests simulate reboots with it).
-    pub(crate) fn open_in_boot(dir: &Path, spec: &IndexSpec, boot_id: String, recent: RecentSegments) -> Result<DocumentIndex, IndexError> {
+    pub(crate) fn open_in_boot(
+        dir: &Path,
+        spec: &IndexSpec,
+        boot_id: String,
+        recent: RecentSegments,
+        slow_io_threshold: SlowIoThreshold,
+    ) -> Result<DocumentIndex, IndexError> {
         std::fs::create_dir_all(dir)?;
         let schema = IndexSchema::build(spec);
         let directory = match SoftSyncDirectory::open(dir, boot_id, recent).map_err(|e| corrupted(dir, e))? {
@@ -327,7 +339,7 @@ impl DocumentIndex {
             checkpointer: Mutex::new(None),
             checkpoint_failure: Arc::new(Mutex::new(None)),
             checkpoints_held: AtomicBool::new(false),
-            io: Arc::default(),
+            io: Arc::new(IoMetrics::new(dir.display().to_string(), slow_io_threshold)),
         };
         if fresh {
             // Record the spec right away, so a reopen can check it even before the first batch.
@@ -374,7 +386,7 @@ impl DocumentIndex {
             let _ = running.join();
         }
         *self.last_checkpoint.lock().unwrap_or_else(PoisonError::into_inner) = Instant::now();
-        let result = timed_checkpoint(&self.directory, &self.io, &self.dir);
+        let result = timed_checkpoint(&self.directory, &self.io);
         *self.checkpoint_failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
         result?;
         Ok(())
@@ -413,7 +425,7 @@ impl DocumentIndex {
         let thread = std::thread::Builder::new().name("index-checkpoint".into()).spawn(move || {
             crate::merge_priority::lower_this_thread();
             let started = Instant::now();
-            let result = timed_checkpoint(&directory, &io, &dir);
+            let result = timed_checkpoint(&directory, &io);
             *failure.lock().unwrap_or_else(PoisonError::into_inner) = result.as_ref().err().map(|e| e.to_string());
             match result {
                 Ok(true) => tracing::debug!(dir = %dir.display(), took_ms = started.elapsed().as_millis() as u64, "index checkpoint"),
@@ -654,21 +666,13 @@ fn comparator(descending: bool) -> ComparatorEnum {
 }
 
 /// A checkpoint of the index's files, recorded as a data sync of the bytes it had in memory.
-fn timed_checkpoint(directory: &SoftSyncDirectory, io: &IoMetrics, dir: &Path) -> std::io::Result<bool> {
+fn timed_checkpoint(directory: &SoftSyncDirectory, io: &IoMetrics) -> std::io::Result<bool> {
     let pending = directory.memory_bytes() as u64;
     let timer = IoMetrics::start();
     let result = directory.checkpoint();
     if matches!(result, Ok(true)) {
         let (start, duration) = timer.stop();
-        record_io(io, dir, IoKind::DataSync, start, duration, pending);
+        io.record("index", IoKind::DataSync, start, duration, pending, 0);
     }
     result
-}
-
-/// Records an index operation, logging it when it was slow.
-fn record_io(io: &IoMetrics, dir: &Path, kind: IoKind, start: i64, duration: Duration, size: u64) {
-    if io.record("index", kind, start, duration, size, 0) {
-        tracing::warn!(index = %dir.display(), operation = kind.name(), size, took_ms = duration.as_millis() as u64,
-            "slow I/O: an index operation took longer than slow_io_threshold_ms");
-    }
 }

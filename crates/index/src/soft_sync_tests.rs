@@ -10,7 +10,7 @@ const ON_DISK: RecentSegments = RecentSegments::OnDisk;
 const IN_MEMORY: RecentSegments = RecentSegments::InMemory;
 
 fn open(dir: &TempDir, boot: &str, recent: RecentSegments) -> DocumentIndex {
-    DocumentIndex::open_in_boot(dir.path(), &spec(), boot.into(), recent).unwrap()
+    DocumentIndex::open_in_boot(dir.path(), &spec(), boot.into(), recent, Default::default()).unwrap()
 }
 
 fn spec() -> IndexSpec {
@@ -102,7 +102,7 @@ fn unsynced_commits_from_an_earlier_boot_make_the_index_corrupted_so_it_is_rebui
         index.checkpoint().unwrap();
         index.apply(&[person(1)], &[], 3).unwrap();
     }
-    match DocumentIndex::open_in_boot(dir.path(), &spec(), "boot-b".into(), ON_DISK) {
+    match DocumentIndex::open_in_boot(dir.path(), &spec(), "boot-b".into(), ON_DISK, Default::default()) {
         Err(IndexError::Corrupted { context }) => assert!(context.contains("machine restarted"), "{context}"),
         other => panic!("expected Corrupted, got {other:?}"),
     }

@@ -212,7 +212,7 @@ mod tests {
     use crate::{hash_of, StagedBlob, StorageError, Store, StoreOptions, TransactionMerger};
 
     fn options() -> StoreOptions {
-        StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }
+        StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() }
     }
 
     fn stage(store: &Store, bytes: &[u8]) -> StagedBlob {

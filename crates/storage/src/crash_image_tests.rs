@@ -27,7 +27,7 @@ const TRANSACTIONS: u64 = 160;
 const PAGE: usize = 4096;
 
 fn options() -> StoreOptions {
-    StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }
+    StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() }
 }
 
 /// xorshift64*: seeded, no dependency.

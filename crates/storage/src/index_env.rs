@@ -20,9 +20,7 @@ pub(crate) fn open_index_env(path: &Path, map_size: usize, max_dbs: u32) -> Resu
 }
 
 /// Records a durable commit of an index environment (a data sync of `data.mdb`), logging it when slow.
-pub(crate) fn record_commit(io: &IoMetrics, path: &Path, timer: IoTimer) {
+pub(crate) fn record_commit(io: &IoMetrics, timer: IoTimer) {
     let (start, duration) = timer.stop();
-    if io.record("data.mdb", IoKind::DataSync, start, duration, 0, 0) {
-        tracing::warn!(index = %path.display(), took_ms = duration.as_millis() as u64, "slow I/O: an index commit took longer than slow_io_threshold_ms");
-    }
+    io.record("data.mdb", IoKind::DataSync, start, duration, 0, 0);
 }

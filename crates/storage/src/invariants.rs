@@ -566,7 +566,7 @@ mod tests {
     use crate::{StoreOptions, TransactionMerger};
 
     fn options() -> StoreOptions {
-        StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }
+        StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() }
     }
 
     /// A store with two documents, a tombstone, an attachment and a counter, written as the engine writes

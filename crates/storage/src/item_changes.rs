@@ -201,7 +201,7 @@ mod tests {
     #[test]
     fn every_counter_and_segment_change_moves_its_row_to_a_new_etag() {
         let root = tempfile::tempdir().unwrap();
-        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() };
         let store = Arc::new(Store::open(root.path(), &options).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 64, |_| {}).unwrap();
         let write = |f: Box<WriteOp>| merger.write_blocking(f).unwrap();
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn a_database_of_format_4_gets_a_row_for_every_counter_and_segment() {
         let root = tempfile::tempdir().unwrap();
-        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() };
         {
             let store = Arc::new(Store::open(root.path(), &options).unwrap());
             let merger = TransactionMerger::start("t", store.clone(), 64, |_| {}).unwrap();

@@ -8,7 +8,7 @@ use crate::tables::{meta_keys, DATA_FILE};
 use crate::{StorageError, Store, StoreOptions, TransactionMerger};
 
 fn options() -> StoreOptions {
-    StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }
+    StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() }
 }
 
 fn write_docs(merger: &TransactionMerger, from: u64, count: u64, size: usize) {

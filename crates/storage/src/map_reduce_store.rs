@@ -9,7 +9,7 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use corvid_types::io_metrics::IoMetrics;
+use corvid_types::io_metrics::{IoMetrics, SlowIoThreshold};
 use heed::types::Bytes;
 use heed::{Database, Env, WithoutTls};
 
@@ -87,7 +87,7 @@ impl MapReduceStore {
     }
 
     /// Opens (creating if needed) the store in `path`.
-    pub fn open(path: &Path) -> Result<MapReduceStore, StorageError> {
+    pub fn open(path: &Path, slow_io_threshold: SlowIoThreshold) -> Result<MapReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 64 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
         let entries = env.create_database(&mut wtxn, Some(ENTRIES))?;
@@ -95,7 +95,14 @@ impl MapReduceStore {
         let results = env.create_database(&mut wtxn, Some(RESULTS))?;
         let meta = env.create_database(&mut wtxn, Some(META))?;
         wtxn.commit()?;
-        Ok(MapReduceStore { env, entries, doc_keys, results, meta, io: Arc::default() })
+        Ok(MapReduceStore {
+            env,
+            entries,
+            doc_keys,
+            results,
+            meta,
+            io: Arc::new(IoMetrics::new(path.display().to_string(), slow_io_threshold)),
+        })
     }
 
     /// The etag the stored entries and results are up to date with.
@@ -159,7 +166,7 @@ impl MapReduceStore {
         self.meta.put(&mut wtxn, LAST_ETAG, &last_etag.to_be_bytes())?;
         let timer = IoMetrics::start();
         wtxn.commit()?;
-        record_commit(&self.io, self.env.path(), timer);
+        record_commit(&self.io, timer);
         Ok(out)
     }
 
@@ -212,7 +219,7 @@ mod tests {
     #[test]
     fn re_reduces_only_touched_keys_and_moves_contributions() {
         let dir = tempfile::tempdir().unwrap();
-        let store = MapReduceStore::open(dir.path()).unwrap();
+        let store = MapReduceStore::open(dir.path(), SlowIoThreshold::default()).unwrap();
         let changes =
             store.apply(&[("d1".into(), doc(&[("a", 1), ("a", 2), ("b", 5)])), ("d2".into(), doc(&[("a", 10)]))], 2, &mut sum).unwrap();
         assert_eq!(changes.updated.len(), 2);
@@ -231,7 +238,7 @@ mod tests {
     #[test]
     fn a_failing_reduce_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store = MapReduceStore::open(dir.path()).unwrap();
+        let store = MapReduceStore::open(dir.path(), SlowIoThreshold::default()).unwrap();
         let mut failing = |_: &str, _: &[String]| -> Result<Vec<String>, String> { Err("boom".into()) };
         assert!(store.apply(&[("d1".into(), doc(&[("a", 1)]))], 1, &mut failing).is_err());
         assert_eq!(store.count().unwrap(), 0);

@@ -471,8 +471,10 @@ mod tests {
     #[test]
     fn a_dry_run_answers_and_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }).unwrap());
+        let store = Arc::new(
+            Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() })
+                .unwrap(),
+        );
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let seen: Result<(u64, bool), StorageError> = merger.dry_run_blocking(|txn| {
             let out = txn.put_document("users/1", "Users", "{}".into(), "{}".into(), 0, 1)?;
@@ -498,7 +500,7 @@ mod map_growth_tests {
     #[test]
     fn writes_past_a_small_starting_map_grow_it() {
         let dir = tempfile::tempdir().unwrap();
-        let options = StoreOptions { map_size: 1 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let options = StoreOptions { map_size: 1 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() };
         let store = Arc::new(Store::open(dir.path(), &options).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let body = format!("{{\"text\":\"{}\"}}", "x".repeat(64 << 10));

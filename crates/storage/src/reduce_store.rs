@@ -7,7 +7,7 @@ use std::path::Path;
 
 use std::sync::Arc;
 
-use corvid_types::io_metrics::IoMetrics;
+use corvid_types::io_metrics::{IoMetrics, SlowIoThreshold};
 use heed::types::Bytes;
 use heed::{Database, Env, WithoutTls};
 
@@ -91,14 +91,14 @@ impl ReduceStore {
     }
 
     /// Opens (creating if needed) the store in `path`.
-    pub fn open(path: &Path) -> Result<ReduceStore, StorageError> {
+    pub fn open(path: &Path, slow_io_threshold: SlowIoThreshold) -> Result<ReduceStore, StorageError> {
         let env = crate::index_env::open_index_env(path, 16 << 30, 4)?;
         let mut wtxn = env.write_txn()?;
         let entries = env.create_database(&mut wtxn, Some(ENTRIES))?;
         let results = env.create_database(&mut wtxn, Some(RESULTS))?;
         let meta = env.create_database(&mut wtxn, Some(META))?;
         wtxn.commit()?;
-        Ok(ReduceStore { env, entries, results, meta, io: Arc::default() })
+        Ok(ReduceStore { env, entries, results, meta, io: Arc::new(IoMetrics::new(path.display().to_string(), slow_io_threshold)) })
     }
 
     /// The etag the stored outputs and results are up to date with.
@@ -127,7 +127,7 @@ impl ReduceStore {
         self.meta.put(&mut wtxn, LAST_ETAG, &last_etag.to_be_bytes())?;
         let timer = IoMetrics::start();
         wtxn.commit()?;
-        record_commit(&self.io, self.env.path(), timer);
+        record_commit(&self.io, timer);
         Ok(())
     }
 
@@ -185,7 +185,7 @@ mod tests {
     #[test]
     fn updates_and_deletes_move_contributions_between_keys() {
         let dir = tempfile::tempdir().unwrap();
-        let store = ReduceStore::open(dir.path()).unwrap();
+        let store = ReduceStore::open(dir.path(), SlowIoThreshold::default()).unwrap();
         store.apply(&[("o/1".into(), out("a", 10.0)), ("o/2".into(), out("a", 5.0)), ("o/3".into(), out("b", 1.0))], 3).unwrap();
         store.apply(&[("o/2".into(), out("b", 7.0)), ("o/3".into(), None)], 5).unwrap();
         let rows = store.rows().unwrap();
@@ -198,7 +198,7 @@ mod tests {
         );
         assert_eq!(store.last_etag().unwrap(), 5);
         drop(store);
-        let reopened = ReduceStore::open(dir.path()).unwrap();
+        let reopened = ReduceStore::open(dir.path(), SlowIoThreshold::default()).unwrap();
         assert_eq!(reopened.rows().unwrap().len(), 2);
         reopened.apply(&[("o/1".into(), None), ("o/2".into(), None)], 6).unwrap();
         assert!(reopened.rows().unwrap().is_empty(), "keys whose count drops to zero disappear");

@@ -394,8 +394,10 @@ mod tests {
     #[test]
     fn revisions_are_kept_per_document_by_change_vector_and_in_the_bin() {
         let dir = tempfile::tempdir().unwrap();
-        let store =
-            Arc::new(Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 }).unwrap());
+        let store = Arc::new(
+            Store::open(dir.path(), &StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() })
+                .unwrap(),
+        );
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let etags = merger
             .write_blocking(|txn| -> Result<Vec<Option<u64>>, StorageError> {
@@ -431,7 +433,7 @@ mod tests {
     #[test]
     fn a_collection_s_revisions_are_read_in_etag_order_with_their_predecessor_and_indexed_at_upgrade() {
         let dir = tempfile::tempdir().unwrap();
-        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0 };
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() };
         let store = Arc::new(Store::open(dir.path(), &options).unwrap());
         let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
         let etags = merger

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use corvid_types::io_metrics::{IoKind, IoMetrics, IoTimer};
+use corvid_types::io_metrics::{IoKind, IoMetrics, IoTimer, SlowIoThreshold};
 
 use heed::{Env, EnvOpenOptions, WithoutTls};
 
@@ -30,6 +30,8 @@ pub struct StoreOptions {
     /// Size of the file kept in the database directory so deletes can commit on a full disk (`disk_space.rs`);
     /// 0 keeps none.
     pub disk_reserve_bytes: u64,
+    /// The slow-I/O threshold, shared with the database's indexes.
+    pub slow_io_threshold: SlowIoThreshold,
 }
 
 /// Default size of the disk reserve: room for deleting several thousand documents in one go.
@@ -37,7 +39,12 @@ pub const DEFAULT_DISK_RESERVE_BYTES: u64 = 4 << 20;
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { map_size: 64 << 30, max_readers: 1024, disk_reserve_bytes: DEFAULT_DISK_RESERVE_BYTES }
+        StoreOptions {
+            map_size: 64 << 30,
+            max_readers: 1024,
+            disk_reserve_bytes: DEFAULT_DISK_RESERVE_BYTES,
+            slow_io_threshold: SlowIoThreshold::default(),
+        }
     }
 }
 
@@ -151,7 +158,7 @@ impl Store {
             gate: ReaderGate::default(),
             options: options.clone(),
             journal: Mutex::new(None),
-            io: Arc::default(),
+            io: Arc::new(IoMetrics::new(path.display().to_string(), options.slow_io_threshold.clone())),
         };
         // A fresh journal starting with a checkpoint of the data file as it is now (flushed).
         store.env.force_sync()?;
@@ -211,14 +218,7 @@ impl Store {
     /// Records an operation timed elsewhere (`start` in Unix nanoseconds), logging it when it was slow.
     pub(crate) fn record_io_at(&self, file: &Path, kind: IoKind, start: i64, duration: Duration, size: u64, file_size: u64) {
         let name = file.strip_prefix(&self.path).unwrap_or(file).to_string_lossy();
-        if self.io.record(&name, kind, start, duration, size, file_size) {
-            let threshold = self.io.slow_threshold();
-            tracing::warn!(
-                database = %self.path.display(), file = %name, operation = kind.name(), size,
-                threshold_ms = threshold.as_millis() as u64,
-                "slow I/O: an operation took longer than slow_io_threshold_ms"
-            );
-        }
+        self.io.record(&name, kind, start, duration, size, file_size);
     }
 
     /// A consistent snapshot of the whole database.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use corvid_storage::{check_closed_store, StorageError, Store, StoreOptions, TransactionMerger};
 
 fn options() -> StoreOptions {
-    StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0 }
+    StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0, ..Default::default() }
 }
 
 fn open(dir: &std::path::Path) -> (Arc<Store>, TransactionMerger) {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use corvid_storage::{flags, sorted_unique, Store, StoreOptions, TimeSeriesEntry, TransactionMerger};
 
 fn open(dir: &std::path::Path) -> (Arc<Store>, TransactionMerger) {
-    let options = StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0 };
+    let options = StoreOptions { map_size: 1 << 30, max_readers: 126, disk_reserve_bytes: 0, ..Default::default() };
     let store = Arc::new(Store::open(dir, &options).unwrap());
     let merger = TransactionMerger::start("test", store.clone(), 1024, |_| {}).unwrap();
     (store, merger)

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::dates::now_nanos;
@@ -159,22 +159,47 @@ struct Files {
 
 /// The I/O record of one environment. Shared behind an `Arc` by the threads that write its files.
 pub struct IoMetrics {
+    /// What the environment is (its directory), named in the slow-I/O warning.
+    environment: String,
     files: Mutex<Files>,
     next_seq: AtomicU64,
-    /// Operations at least this long (microseconds) are kept as slow and logged; 0: never.
-    slow_threshold_micros: AtomicU64,
+    slow_threshold: SlowIoThreshold,
 }
 
 /// The default slow-I/O threshold: RavenDB warns about journal writes over 500 ms.
 pub const DEFAULT_SLOW_IO_THRESHOLD: Duration = Duration::from_millis(500);
 
+/// The slow-I/O threshold (`slow_io_threshold_ms`), one value shared by a database's store and all its
+/// indexes: each environment's metrics hold a clone, given when the environment opens.
+#[derive(Debug, Clone)]
+pub struct SlowIoThreshold(Arc<AtomicU64>);
+
+impl SlowIoThreshold {
+    /// Operations at least `threshold` long are slow; zero turns the alert off.
+    pub fn new(threshold: Duration) -> SlowIoThreshold {
+        SlowIoThreshold(Arc::new(AtomicU64::new(threshold.as_micros() as u64)))
+    }
+
+    /// The threshold (zero: off).
+    pub fn get(&self) -> Duration {
+        Duration::from_micros(self.0.load(Ordering::Relaxed))
+    }
+
+    fn is_slow(&self, duration: Duration) -> bool {
+        let threshold = self.0.load(Ordering::Relaxed);
+        threshold > 0 && duration.as_micros() as u64 >= threshold
+    }
+}
+
+impl Default for SlowIoThreshold {
+    fn default() -> Self {
+        SlowIoThreshold::new(DEFAULT_SLOW_IO_THRESHOLD)
+    }
+}
+
 impl Default for IoMetrics {
     fn default() -> Self {
-        IoMetrics {
-            files: Mutex::default(),
-            next_seq: AtomicU64::new(1),
-            slow_threshold_micros: AtomicU64::new(DEFAULT_SLOW_IO_THRESHOLD.as_micros() as u64),
-        }
+        IoMetrics::new(String::new(), SlowIoThreshold::default())
     }
 }
 
@@ -193,14 +218,20 @@ impl IoTimer {
 }
 
 impl IoMetrics {
-    /// Sets the slow-I/O threshold (zero turns the alert off).
-    pub fn set_slow_threshold(&self, threshold: Duration) {
-        self.slow_threshold_micros.store(threshold.as_micros() as u64, Ordering::Relaxed);
+    /// The metrics of the environment in `environment` (a directory), warning about operations at least
+    /// `slow_threshold` long.
+    pub fn new(environment: impl Into<String>, slow_threshold: SlowIoThreshold) -> IoMetrics {
+        IoMetrics { environment: environment.into(), files: Mutex::default(), next_seq: AtomicU64::new(1), slow_threshold }
     }
 
     /// The slow-I/O threshold (zero: off).
     pub fn slow_threshold(&self) -> Duration {
-        Duration::from_micros(self.slow_threshold_micros.load(Ordering::Relaxed))
+        self.slow_threshold.get()
+    }
+
+    /// The shared threshold, for the environments opened after this one (a database's indexes).
+    pub fn shared_slow_threshold(&self) -> &SlowIoThreshold {
+        &self.slow_threshold
     }
 
     /// Starts timing an operation.
@@ -208,13 +239,19 @@ impl IoMetrics {
         IoTimer { start: now_nanos(), started: Instant::now() }
     }
 
-    /// Records an operation that started at `start` (Unix nanoseconds) and took `duration`. Whether it was
-    /// slow (at least the threshold): the caller logs it.
+    /// Records an operation that started at `start` (Unix nanoseconds) and took `duration`, and logs a
+    /// warning when it was slow (at least the threshold). Whether it was.
     pub fn record(&self, file: &str, kind: IoKind, start: i64, duration: Duration, size: u64, file_size: u64) -> bool {
         let seq = self.next_seq.fetch_add(1, Ordering::Relaxed);
         let event = IoEvent { seq, kind, start, duration, size, file_size };
-        let threshold = self.slow_threshold_micros.load(Ordering::Relaxed);
-        let slow = threshold > 0 && duration.as_micros() as u64 >= threshold;
+        let slow = self.slow_threshold.is_slow(duration);
+        if slow {
+            tracing::warn!(
+                environment = %self.environment, file, operation = kind.name(), size,
+                took_ms = duration.as_millis() as u64, threshold_ms = self.slow_threshold().as_millis() as u64,
+                "slow I/O: an operation took longer than slow_io_threshold_ms"
+            );
+        }
         let mut files = self.files.lock().unwrap_or_else(PoisonError::into_inner);
         if slow {
             files.slow.push_back(SlowIo { file: file.to_owned(), event: event.clone() });
@@ -298,16 +335,15 @@ mod tests {
 
     #[test]
     fn slow_operations_are_kept_for_the_alert() {
-        let io = IoMetrics::default();
-        io.set_slow_threshold(Duration::from_millis(100));
+        let io = IoMetrics::new("db", SlowIoThreshold::new(Duration::from_millis(100)));
         assert!(!io.record("j", IoKind::JournalSync, 0, Duration::from_millis(99), 0, 0));
         assert!(io.record("j", IoKind::JournalSync, 0, Duration::from_millis(100), 0, 0));
         let (slow, total) = io.slow();
         assert_eq!((slow.len(), total), (1, 1));
         io.clear_slow();
         assert!(io.slow().0.is_empty());
-        io.set_slow_threshold(Duration::ZERO);
-        assert!(!io.record("j", IoKind::JournalSync, 0, Duration::from_secs(10), 0, 0));
+        let off = IoMetrics::new("db", SlowIoThreshold::new(Duration::ZERO));
+        assert!(!off.record("j", IoKind::JournalSync, 0, Duration::from_secs(10), 0, 0));
     }
 
     #[test]

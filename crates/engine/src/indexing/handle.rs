@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 
-use corvid_index::{DocumentIndex, FieldSpec, IndexSpec};
+use corvid_index::{DocumentIndex, FieldSpec, IndexSpec, RecentSegments};
 use corvid_storage::{MapReduceStore, ReduceStore, ReferenceStore};
+use corvid_types::io_metrics::SlowIoThreshold;
 use parking_lot::Mutex;
 use serde::Serialize;
 
@@ -87,23 +88,29 @@ pub enum IndexBackend {
     },
 }
 
+/// Opens (or creates) the tantivy index of `definition` in `dir`.
+fn open_search(dir: &Path, definition: &AutoIndexDefinition, slow_io: &SlowIoThreshold) -> Result<DocumentIndex, EngineError> {
+    DocumentIndex::open_or_create_with(dir, &index_spec(definition), RecentSegments::InMemory, slow_io.clone())
+        .map_err(|e| EngineError::Internal(e.to_string()))
+}
+
 impl IndexBackend {
     /// Opens (or creates) the backend the definition needs in `dir`.
-    fn open(definition: &AutoIndexDefinition, dir: &Path) -> Result<IndexBackend, EngineError> {
+    fn open(definition: &AutoIndexDefinition, dir: &Path, slow_io: &SlowIoThreshold) -> Result<IndexBackend, EngineError> {
         // Counters and time-series map indexes keep their entries in the map-reduce store too (one result per
         // entry, `batch_apply::identity_reduce`), so queries answer with the entries: items are not documents.
         let static_reduce = definition.static_index.as_ref().is_some_and(|s| s.reduce.is_some()) || definition.item_source().is_some();
         Ok(if static_reduce {
             // After a crash the worker rewrites results that are behind the store (`worker::resync_results`).
-            let results = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(definition))
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-            IndexBackend::StaticReduce { store: MapReduceStore::open(&dir.join("map-reduce"))?, results: Box::new(results) }
+            let results = open_search(&dir.join("tantivy"), definition, slow_io)?;
+            IndexBackend::StaticReduce {
+                store: MapReduceStore::open(&dir.join("map-reduce"), slow_io.clone())?,
+                results: Box::new(results),
+            }
         } else if definition.is_map_reduce() {
-            IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"))?)
+            IndexBackend::Reduce(ReduceStore::open(&dir.join("reduce"), slow_io.clone())?)
         } else {
-            let index = DocumentIndex::open_or_create(&dir.join("tantivy"), &index_spec(definition))
-                .map_err(|e| EngineError::Internal(e.to_string()))?;
-            IndexBackend::Search(Box::new(index))
+            IndexBackend::Search(Box::new(open_search(&dir.join("tantivy"), definition, slow_io)?))
         })
     }
 
@@ -228,8 +235,8 @@ pub struct IndexHandle {
 
 impl IndexHandle {
     /// Opens the index kept in `dir` (creating what is missing); its worker is started separately.
-    pub(super) fn open(definition: AutoIndexDefinition, dir: &Path) -> Result<IndexHandle, EngineError> {
-        let index = IndexBackend::open(&definition, dir)?;
+    pub(super) fn open(definition: AutoIndexDefinition, dir: &Path, slow_io: &SlowIoThreshold) -> Result<IndexHandle, EngineError> {
+        let index = IndexBackend::open(&definition, dir, slow_io)?;
         let static_reduce = matches!(index, IndexBackend::StaticReduce { .. });
         let output = if static_reduce { ReduceOutput::of(&definition) } else { None };
         let is_static = definition.is_static();

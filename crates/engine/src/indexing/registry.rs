@@ -142,7 +142,7 @@ impl IndexRegistry {
         std::fs::create_dir_all(dir).map_err(|e| EngineError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         let definition_json = serde_json::to_string_pretty(&definition).map_err(|e| EngineError::Internal(e.to_string()))?;
         std::fs::write(dir.join(DEFINITION_FILE), definition_json).map_err(|e| EngineError::Internal(e.to_string()))?;
-        let handle = Arc::new(IndexHandle::open(definition, dir)?);
+        let handle = Arc::new(IndexHandle::open(definition, dir, self.store.io_metrics().shared_slow_threshold())?);
         if self.all_paused.load(Ordering::Relaxed) {
             handle.control.set_paused(true);
         }

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use corvid_storage::{DocumentRecord, StorageError};
 use corvid_types::id_key;
+use corvid_types::io_metrics::SlowIoThreshold;
 
 use super::batch_apply::{apply_batch, Applied, BatchInput, BatchSource};
 use super::handle::IndexHandle;
@@ -122,7 +123,7 @@ pub fn replay_trace(path: &Path, options: &ReplayOptions) -> Result<ReplayReport
     let dir = temp.0.join("index");
     std::fs::create_dir_all(&dir).map_err(|e| EngineError::Internal(format!("{}: {e}", dir.display())))?;
     let mapper = Mapper::for_definition(&header.definition).map_err(|e| EngineError::Internal(e.to_string()))?;
-    let mut handle = IndexHandle::open(header.definition.clone(), &dir)?;
+    let mut handle = IndexHandle::open(header.definition.clone(), &dir, &SlowIoThreshold::default())?;
     let mut report = ReplayReport {
         index: header.index,
         recorded_batches: batches.len() as u64,
@@ -176,7 +177,7 @@ pub fn replay_trace(path: &Path, options: &ReplayOptions) -> Result<ReplayReport
         if options.restart_every.is_some_and(|m| m > 0 && report.commits.is_multiple_of(m as u64)) {
             handle.index.checkpoint()?;
             drop(handle);
-            handle = IndexHandle::open(header.definition.clone(), &dir)?;
+            handle = IndexHandle::open(header.definition.clone(), &dir, &SlowIoThreshold::default())?;
             report.restarts += 1;
         }
     }

@@ -1,6 +1,7 @@
 //! The one middleware that checks every request of a secured server against the access table: the
 //! route's access (by its pattern and method) against what the client's certificate is granted.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -59,11 +60,13 @@ fn check(state: &AppState, request: &Request, access: Access) -> Result<Option<C
             "This server requires client certificate for authentication, but none was provided by the client.".into(),
         ));
     };
-    let named = format!("'{} ({})'", certificate.subject, certificate.thumbprint);
+    // Built only for an answer that refuses: the success path of every request allocates nothing here.
+    let named = || format!("'{} ({})'", certificate.subject, certificate.thumbprint);
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
     if !certificate.is_valid_at(now) {
         return Err(ApiError::Authorization(format!(
-            "The supplied client certificate {named} is not valid now: it is valid from {} to {}.",
+            "The supplied client certificate {} is not valid now: it is valid from {} to {}.",
+            named(),
             corvid_types::format_date_ms(certificate.not_before.saturating_mul(1000)),
             corvid_types::format_date_ms(certificate.not_after.saturating_mul(1000)),
         )));
@@ -74,12 +77,14 @@ fn check(state: &AppState, request: &Request, access: Access) -> Result<Option<C
         Identity::Unknown if access == Access::Anyone => return Ok(None),
         Identity::Unknown => {
             return Err(ApiError::Authorization(format!(
-                "The supplied client certificate {named} is unknown to the server. In order to register your certificate please contact your system administrator."
+                "The supplied client certificate {} is unknown to the server. In order to register your certificate please contact your system administrator.",
+                named()
             )))
         }
     };
     let database = database_of(request.uri().path());
     if !grant.allows(access, database.as_deref()) {
+        let named = named();
         let what = match (&database, access) {
             (Some(db), Access::DatabaseRead) => format!("access to database '{db}'"),
             (Some(db), Access::DatabaseWrite) => format!("write access to database '{db}'"),
@@ -97,11 +102,14 @@ fn check(state: &AppState, request: &Request, access: Access) -> Result<Option<C
     Ok(Some(Caller { certificate, grant, name }))
 }
 
-/// The lower-cased database name of a `/databases/{db}/...` path.
-fn database_of(path: &str) -> Option<String> {
+/// The lower-cased database name of a `/databases/{db}/...` path (borrowed when it needs no decoding).
+fn database_of(path: &str) -> Option<Cow<'_, str>> {
     let rest = path.strip_prefix("/databases/")?;
     let name = rest.split('/').next().filter(|name| !name.is_empty())?;
-    Some(percent_encoding::percent_decode_str(name).decode_utf8_lossy().to_lowercase())
+    if !name.bytes().any(|b| b == b'%' || b.is_ascii_uppercase() || !b.is_ascii()) {
+        return Some(Cow::Borrowed(name));
+    }
+    Some(Cow::Owned(percent_encoding::percent_decode_str(name).decode_utf8_lossy().to_lowercase()))
 }
 
 #[cfg(test)]
