@@ -72,6 +72,23 @@ def test_raw_related_counter_includes_are_merged_per_document(store, server_url,
     assert sorted(body["IncludedCounterNames"]["employees/1"]) == ["a", "b"]
 
 
+
+def test_counters_named_with_the_query_alias_are_the_results_own(store, server_url, db_name, http):
+    """With an alias the clients write `include counters(e, 'a')`: `e` is the result document itself, not a
+    path to a related one."""
+    with store.open_session() as s:
+        s.store(Employee(name="e"), "employees/1")
+        s.counters_for("employees/1").increment("a", 5)
+        s.save_changes()
+    r = http.post(f"{server_url}/databases/{db_name}/queries", json={"Query": "from Employees as e include counters(e, 'a')"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert [(c["CounterName"], c["TotalValue"]) for c in body["CounterIncludes"]["employees/1"]] == [("a", 5)]
+    with store.open_session() as s:
+        employees = list(s.query(object_type=Employee).include(lambda i: i.include_counter("a")))
+        assert len(employees) == 1 and s.counters_for(employees[0]).get("a") == 5
+        assert s.advanced.number_of_requests == 1
+
 def test_counter_asked_by_name_answers_that_spelling(store, server_url, db_name, http):
     with store.open_session() as s:
         s.store(Employee(name="e"), "employees/1")

@@ -154,3 +154,61 @@ def test_bad_time_series_queries_are_refused(store):
             with pytest.raises(RavenException) as raised:
                 list(session.advanced.raw_query(text, dict))
             assert "InvalidQueryException" in str(raised.value) or "time-series" in str(raised.value), text
+
+
+def test_query_includes_series_ranges_from_the_data_written(store, server_url, db_name, http):
+    """`include timeseries(...)` in a query: the session answers the included ranges without another request,
+    the raw answer holds exactly the entries written in each range, and a changed value changes the result
+    etag (the session's query cache must not serve the old one)."""
+    written = save_people(store, count=3)
+    start, end = BASE + timedelta(hours=5), BASE + timedelta(hours=9)
+    with store.open_session() as session:
+        people = list(session.query(object_type=Person).include(lambda i: i.include_time_series("HeartRate", start, end)))
+        assert len(people) == 3 and session.advanced.number_of_requests == 1
+        for person in people:
+            doc_id = session.advanced.get_document_id(person)
+            entries = session.time_series_for(doc_id, "HeartRate").get(start, end)
+            want = [(at, values, tag) for at, values, tag in written[doc_id] if start <= at <= end]
+            assert [(e.timestamp, e.values, e.tag) for e in entries] == want
+        assert session.advanced.number_of_requests == 1, "the ranges came with the query"
+
+    url = f"{server_url}/databases/{db_name}/queries"
+    raw = http.post(url, json={"Query": "from People as p include timeseries(p, 'HeartRate', last(4)), timeseries('Nothing')"}).json()
+    included = raw["TimeSeriesIncludes"]
+    assert set(included) == set(written)
+    for doc_id, entries in written.items():
+        last_four = included[doc_id]["HeartRate"][0]["Entries"]
+        assert [e["Values"] for e in last_four] == [values for _, values, _ in entries[-4:]]
+        assert included[doc_id]["Nothing"][0]["Entries"] == []
+
+    before = http.post(url, json={"Query": "from People include timeseries('HeartRate', last(1))"}).json()["ResultEtag"]
+    with store.open_session() as session:
+        at, values, tag = written["people/0"][-1]
+        session.time_series_for("people/0", "HeartRate").append(at, [values[0] + 1, values[1]], tag)
+        session.save_changes()
+    after = http.post(url, json={"Query": "from People include timeseries('HeartRate', last(1))"}).json()["ResultEtag"]
+    assert before != after
+
+    for text in ["from People as p include timeseries(p.Friend, 'HeartRate')", "from People include timeseries(1, 2, 3)"]:
+        r = http.post(url, json={"Query": text})
+        assert r.status_code in (400, 501), (text, r.status_code)
+        assert "timeseries(" in r.json()["Message"], r.text
+
+
+def test_load_includes_every_series_of_the_document(store):
+    """`include_all_time_series_by_count` sends the series name `@all_timeseries`: every series of the loaded
+    document comes with the load, its last entries as written."""
+    from ravendb.documents.session.time_series import TimeSeriesRangeType
+
+    written = save_people(store, count=1)
+    with store.open_session() as session:
+        for i in range(5):
+            session.time_series_for("people/0", "Steps").append(BASE + timedelta(minutes=i), [float(i)])
+        session.save_changes()
+    with store.open_session() as session:
+        session.load("people/0", Person, lambda i: i.include_all_time_series_by_count(TimeSeriesRangeType.LAST, 3))
+        steps = session.time_series_for("people/0", "Steps").get(BASE + timedelta(minutes=2), None)
+        heart = session.time_series_for("people/0", "HeartRate").get(written["people/0"][-3][0], None)
+        assert [e.values for e in steps] == [[2.0], [3.0], [4.0]]
+        assert [e.values for e in heart] == [values for _, values, _ in written["people/0"][-3:]]
+        assert session.advanced.number_of_requests == 1

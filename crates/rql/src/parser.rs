@@ -697,7 +697,15 @@ impl<'a> Parser<'a> {
         let close = match self.eat(&Tok::RParen, ")")? {
             Some(close) => close.span,
             None => {
-                args = self.comma_list(Self::arg)?;
+                args.push(self.arg()?);
+                while self.eat(&Tok::Comma, ",")?.is_some() {
+                    // A trailing comma is accepted, as RavenDB does: the clients write
+                    // `include timeseries('Name', 'from', 'to', )`.
+                    if self.peek()?.tok == Tok::RParen {
+                        break;
+                    }
+                    args.push(self.arg()?);
+                }
                 self.expect(&Tok::RParen, ")")?.span
             }
         };

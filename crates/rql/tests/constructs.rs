@@ -513,3 +513,13 @@ fn nesting_up_to_the_limit_is_accepted() {
     let text = format!("from U where {}x{}", "f(".repeat(depth), ")".repeat(depth));
     assert!(parse(&text).is_ok());
 }
+
+#[test]
+fn a_trailing_comma_closes_an_argument_list() {
+    // What the clients write for `include_time_series(name, from, to)`.
+    let query = q("from U include timeseries('HR', '2024-01-01T00:00:00.0000000', '2024-01-02T00:00:00.0000000', )");
+    let IncludeItem::Call(call) = &query.include[0] else { panic!() };
+    assert_eq!(call.args.len(), 3);
+    assert!(corvid_rql::parse("from U include timeseries('HR', , )").is_err(), "an empty argument is still an error");
+    assert!(corvid_rql::parse("from U include timeseries(,)").is_err());
+}

@@ -728,6 +728,20 @@ impl Database {
             }
             response.counter_includes = Some(included);
         }
+        if !plan.time_series_includes.is_empty() {
+            let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+            let series = crate::time_series::series_of_documents(snapshot, &ids, &plan.time_series_includes)?;
+            for (_, ranges) in &series {
+                // The result etag changes when an included value does, so the session's cache is not stale.
+                for entry in ranges.iter().flat_map(|r| &r.entries) {
+                    hasher.add(&entry.timestamp.to_be_bytes());
+                    for value in &entry.values {
+                        hasher.add(&value.to_bits().to_be_bytes());
+                    }
+                }
+            }
+            response.time_series_includes = Some(series);
+        }
         if !plan.compare_exchange_includes.is_empty() {
             let mut seen = HashSet::new();
             let mut included = Vec::new();

@@ -18,6 +18,8 @@ pub struct QueryResponse {
     pub counter_includes: Option<Vec<(String, Vec<Option<CounterDetail>>)>>,
     /// `include cmpxchg(...)`: each key met once, with its value (None where missing).
     pub compare_exchange_includes: Option<Vec<(String, Option<crate::CompareExchangeValue>)>>,
+    /// `include timeseries(...)`: per result document (its stored id), the included ranges.
+    pub time_series_includes: Option<Vec<(String, Vec<crate::time_series::TimeSeriesRange>)>>,
     /// The counter names asked per document (empty: all), as RavenDB's `IncludedCounterNames`.
     pub included_counter_names: Vec<(String, Vec<String>)>,
     /// Every match, before paging.

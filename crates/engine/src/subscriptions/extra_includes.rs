@@ -3,9 +3,8 @@
 //! read from the `include` clause as the clients write it.
 
 use corvid_rql::{Arg, Call, Value, ValueKind};
-use corvid_types::parse_date_ms;
 
-use crate::time_series::{TimeSeriesInclude, TimeSeriesRangeRequest};
+use crate::time_series::{parse_include, TimeSeriesInclude};
 use crate::EngineError;
 
 fn invalid(message: impl Into<String>) -> EngineError {
@@ -52,55 +51,15 @@ impl ExtraIncludes {
     pub(crate) fn add_time_series(&mut self, call: &Call) -> Result<(), EngineError> {
         let usage = "A subscription includes time series as timeseries('Name'), timeseries('Name', from, to), \
                      timeseries('Name', last(N, 'Second'|'Month')) or timeseries('Name', last(N))";
-        let Some((Arg::Value(Value { kind: ValueKind::String(name), .. }), rest)) = call.args.split_first() else {
-            return Err(invalid(usage));
-        };
-        let include = match rest {
-            [] => TimeSeriesInclude::Range(TimeSeriesRangeRequest { name: name.clone(), from: None, to: None }),
-            [Arg::Call(last)] if last.is("last") => last_range(name, last).ok_or_else(|| invalid(usage))?,
-            [from, to] => TimeSeriesInclude::Range(TimeSeriesRangeRequest {
-                name: name.clone(),
-                from: date_bound(from).ok_or_else(|| invalid(usage))?,
-                to: date_bound(to).ok_or_else(|| invalid(usage))?,
-            }),
-            _ => return Err(invalid(usage)),
-        };
-        self.time_series.push(include);
+        self.time_series.push(parse_include(&call.args).ok_or_else(|| invalid(usage))?);
         Ok(())
-    }
-}
-
-/// `last(N)` (entries) or `last(N, 'Second'|'Month')` (time before the last entry).
-fn last_range(name: &str, last: &Call) -> Option<TimeSeriesInclude> {
-    let count = match last.args.first()? {
-        Arg::Value(Value { kind: ValueKind::Long(n), .. }) if *n >= 0 => *n,
-        _ => return None,
-    };
-    let name = name.to_owned();
-    match last.args.get(1..)? {
-        [] => Some(TimeSeriesInclude::LastCount { name, count: usize::try_from(count).ok()? }),
-        [Arg::Value(Value { kind: ValueKind::String(unit), .. })] if unit.eq_ignore_ascii_case("Second") => {
-            Some(TimeSeriesInclude::LastSeconds { name, seconds: count })
-        }
-        [Arg::Value(Value { kind: ValueKind::String(unit), .. })] if unit.eq_ignore_ascii_case("Month") => {
-            Some(TimeSeriesInclude::LastMonths { name, months: count })
-        }
-        _ => None,
-    }
-}
-
-/// A range bound: a date string, or null for an open end. `None` when it is neither.
-fn date_bound(arg: &Arg) -> Option<Option<i64>> {
-    match arg {
-        Arg::Value(Value { kind: ValueKind::Null, .. }) => Some(None),
-        Arg::Value(Value { kind: ValueKind::String(text), .. }) => parse_date_ms(text).map(Some),
-        _ => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time_series::TimeSeriesRangeRequest;
     use corvid_rql::IncludeItem;
 
     fn includes(text: &str) -> Result<ExtraIncludes, EngineError> {

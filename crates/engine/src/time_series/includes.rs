@@ -36,7 +36,21 @@ pub enum TimeSeriesInclude {
     },
 }
 
+/// The series name the clients send to include every series of a document (`include_all_time_series_by_*`).
+pub const ALL_TIME_SERIES: &str = "@all_timeseries";
+
 impl TimeSeriesInclude {
+    /// The same include for series `name`.
+    fn for_series(&self, name: &str) -> TimeSeriesInclude {
+        let name = name.to_owned();
+        match self {
+            TimeSeriesInclude::Range(r) => TimeSeriesInclude::Range(TimeSeriesRangeRequest { name, ..r.clone() }),
+            TimeSeriesInclude::LastSeconds { seconds, .. } => TimeSeriesInclude::LastSeconds { name, seconds: *seconds },
+            TimeSeriesInclude::LastMonths { months, .. } => TimeSeriesInclude::LastMonths { name, months: *months },
+            TimeSeriesInclude::LastCount { count, .. } => TimeSeriesInclude::LastCount { name, count: *count },
+        }
+    }
+
     fn name(&self) -> &str {
         match self {
             TimeSeriesInclude::Range(r) => &r.name,
@@ -88,7 +102,15 @@ pub(crate) fn series_of_documents(
         let key = id_key(id);
         let Some(doc) = snapshot.document(&key)? else { continue };
         let mut ranges = Vec::with_capacity(includes.len());
+        let mut expanded = Vec::with_capacity(includes.len());
         for include in includes {
+            if include.name().eq_ignore_ascii_case(ALL_TIME_SERIES) {
+                expanded.extend(snapshot.time_series_of(&key)?.iter().map(|series| include.for_series(&series.name)));
+            } else {
+                expanded.push(include.clone());
+            }
+        }
+        for include in &expanded {
             let Some(stats) = snapshot.time_series_stats(&key, include.name())? else {
                 let request = match include {
                     TimeSeriesInclude::Range(r) => r.clone(),

@@ -3,10 +3,12 @@
 //! range reads with paging and stats (`range`). Storage keeps the segments (`corvid_storage::time_series`).
 
 mod bulk_command;
+mod include_clause;
 mod includes;
 mod operation;
 mod range;
 
+pub(crate) use include_clause::parse_include;
 pub(crate) use includes::series_of_documents;
 pub use includes::TimeSeriesInclude;
 pub use operation::{is_incremental, TimeSeriesDelete, TimeSeriesIncrement, TimeSeriesOperation, INCREMENTAL_PREFIX};

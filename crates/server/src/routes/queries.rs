@@ -195,6 +195,10 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         out.push_str(",\"IncludedCounterNames\":");
         out.push_str(&Value::Object(names).to_string());
     }
+    if let Some(series) = &result.time_series_includes {
+        out.push_str(",\"TimeSeriesIncludes\":");
+        out.push_str(&super::time_series::series_includes_json(series).to_string());
+    }
     if let Some(values) = &result.compare_exchange_includes {
         let includes: serde_json::Map<String, Value> =
             values.iter().map(|(key, value)| (key.clone(), super::compare_exchange::item_json(key, value.as_ref()))).collect();

@@ -9,6 +9,7 @@ use super::condition::Condition;
 use super::error::{invalid, unsupported};
 use super::where_clause::Translator;
 use crate::query::highlight::HighlightPlan;
+use crate::time_series::{parse_include, TimeSeriesInclude};
 use crate::EngineError;
 
 /// What a query's `include` asks for besides its results.
@@ -23,6 +24,8 @@ pub(super) struct Includes {
     pub related_counters: Vec<(String, Vec<String>)>,
     /// `include cmpxchg(path)`: paths whose strings are compare-exchange keys to include.
     pub compare_exchange: Vec<String>,
+    /// `include timeseries(...)`: series ranges of each result document.
+    pub time_series: Vec<TimeSeriesInclude>,
     pub highlights: Vec<HighlightPlan>,
     pub explanations: bool,
     pub timings: bool,
@@ -53,9 +56,12 @@ pub(super) fn plan_includes(query: &Query, t: &mut Translator<'_>) -> Result<Inc
                     includes.compare_exchange.push(path);
                 }
             }
+            IncludeItem::Call(call) if call.is("timeseries") => includes.time_series.push(plan_time_series(call, t)?),
             IncludeItem::Call(call) if call.is("counters") => {
                 let mut names = Vec::new();
                 let (related, args) = match call.args.split_first() {
+                    // The clients name the query's alias first for the result's own counters.
+                    Some((Arg::Field(path), rest)) if is_alias(path, t) => (None, rest),
                     Some((Arg::Field(path), rest)) => (Some(t.path(path)), rest),
                     _ => (None, call.args.as_slice()),
                 };
@@ -93,6 +99,30 @@ pub(super) fn plan_includes(query: &Query, t: &mut Translator<'_>) -> Result<Inc
     }
     includes.counters = counter_includes;
     Ok(includes)
+}
+
+/// Whether `path` is the query's `from` alias alone (`counters(u, ...)` in `from Users as u`).
+fn is_alias(path: &corvid_rql::FieldPath, t: &Translator<'_>) -> bool {
+    t.alias.as_deref().is_some_and(|alias| path.dotted() == alias)
+}
+
+/// `timeseries(['alias', ]'Name'[, from, to | last(...)])`: a series of each result document (the clients name
+/// the query's alias first when it has one).
+fn plan_time_series(call: &Call, t: &Translator<'_>) -> Result<TimeSeriesInclude, EngineError> {
+    let args = match call.args.split_first() {
+        Some((Arg::Field(path), rest)) if is_alias(path, t) => rest,
+        Some((Arg::Field(path), _)) => {
+            return Err(unsupported("include timeseries() of related documents", t.text, path.span));
+        }
+        _ => call.args.as_slice(),
+    };
+    parse_include(args).ok_or_else(|| {
+        invalid(format!(
+            "include {} is not a series this server includes: write timeseries('Name'), timeseries('Name', from, to) or \
+             timeseries('Name', last(N[, 'Seconds'|'Minutes'|'Hours'|'Days'|'Months'|'Years']))",
+            &t.text[call.span.start..call.span.end]
+        ))
+    })
 }
 
 /// `highlight(Field, fragmentLength, fragmentCount[, $options])`; the searched terms are filled in later.

@@ -91,6 +91,8 @@ pub(crate) struct Plan {
     pub related_counter_includes: Vec<(String, Vec<String>)>,
     /// `include cmpxchg(path)`: paths of compare-exchange keys whose values are included.
     pub compare_exchange_includes: Vec<String>,
+    /// `include timeseries(...)`: series ranges of each result document.
+    pub time_series_includes: Vec<crate::time_series::TimeSeriesInclude>,
     /// `filter ...`: evaluated on each selected document before paging.
     pub document_filter: Option<DocumentFilter>,
     /// Time-series sub-queries of the projection, named by position in its paths (`time_series_of`).
@@ -121,6 +123,7 @@ impl Plan {
             counter_includes: None,
             related_counter_includes: Vec::new(),
             compare_exchange_includes: Vec::new(),
+            time_series_includes: Vec::new(),
             document_filter: None,
             time_series: Vec::new(),
         }
@@ -149,7 +152,7 @@ impl fmt::Debug for Plan {
         if self.take != usize::MAX {
             s.field("take", &self.take);
         }
-        let optional: [(&str, Option<&dyn fmt::Debug>); 13] = [
+        let optional: [(&str, Option<&dyn fmt::Debug>); 14] = [
             ("projection", self.projection.as_ref().map(|p| p as _)),
             ("includes", Some(&self.includes as _).filter(|_| !self.includes.is_empty())),
             ("ids", self.ids.as_ref().map(|i| i as _)),
@@ -161,6 +164,7 @@ impl fmt::Debug for Plan {
             ("highlights", Some(&self.highlights as _).filter(|_| !self.highlights.is_empty())),
             ("counter_includes", self.counter_includes.as_ref().map(|c| c as _)),
             ("time_series", Some(&self.time_series as _).filter(|_| !self.time_series.is_empty())),
+            ("time_series_includes", Some(&self.time_series_includes as _).filter(|_| !self.time_series_includes.is_empty())),
             ("related_counter_includes", Some(&self.related_counter_includes as _).filter(|_| !self.related_counter_includes.is_empty())),
             (
                 "compare_exchange_includes",
@@ -282,6 +286,7 @@ pub(crate) fn plan(query: &Query, request: &QueryRequest, catalog: &dyn IndexCat
         counter_includes: includes.counters,
         related_counter_includes: includes.related_counters,
         compare_exchange_includes: includes.compare_exchange,
+        time_series_includes: includes.time_series,
         document_filter,
         time_series,
     })
