@@ -124,6 +124,31 @@ def test_raw_entries_filtered_on_values(store):
         assert got.timestamp == at and got.values == values and got.tag == tag
 
 
+
+class Watch:
+    def __init__(self, accuracy: float = None):
+        self.accuracy = accuracy
+
+
+def test_where_on_the_tag_document_after_load_tag(store):
+    """`load Tag as w where w.accuracy >= 2.5`: each entry is kept when the document its tag names passes; an
+    entry whose tag names no document compares as null (dropped), as do entries without a tag."""
+    written = save_people(store, count=1)
+    with store.open_session() as session:
+        session.store(Watch(3.0), FITBIT)
+        session.store(Watch(1.5), APPLE)
+        session.time_series_for("people/0", "HeartRate").append(BASE - timedelta(hours=1), [60.0, 1.0], "watches/none")
+        session.save_changes()
+    with store.open_session() as session:
+        result = session.advanced.raw_query(
+            "declare timeseries out(x)\n{\n    from x.HeartRate load Tag as w where w.accuracy >= 2.5 and Values[0] > 90\n}\n"
+            "from People as doc\nselect out(doc)",
+            TimeSeriesRawResult,
+        ).first()
+    expected = [e for e in written["people/0"] if e[2] == FITBIT and e[1][0] > 90]
+    assert result.count == len(expected) > 0
+    assert [(r.timestamp, r.values, r.tag) for r in result.results] == expected
+
 def test_inline_time_series_projection_beside_fields(store):
     with store.open_session() as session:
         session.store(User(name="Karmel"), "users/karmel")
@@ -147,7 +172,8 @@ def test_bad_time_series_queries_are_refused(store):
         "from Users as u select timeseries(from u.HR select median())",
         "from Users as u select timeseries(from u.HR group by '1 fortnight')",
         "from Users as u select timeseries(from u.HR between $nope and $nope)",
-        "from Users as u select timeseries(from u.HR load Tag as t)",
+        "from Users as u select timeseries(from u.HR load Value as t)",
+        "from Users as u select timeseries(from u.HR load Tag as t where t > 2)",
     ]
     for text in bad:
         with store.open_session() as session:

@@ -4,9 +4,10 @@
 //! and one array per aggregation, one item per value position).
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 
 use corvid_storage::{ReadTxn, TimeSeriesEntry};
-use corvid_types::format_date_ms;
+use corvid_types::{format_date_ms, id_key};
 use serde_json::{json, Map, Value as Json};
 
 use super::parse::{Aggregation, Comparison, Filter, Operand, TimeSeriesQuery};
@@ -16,13 +17,38 @@ use crate::EngineError;
 const ALL: [Aggregation; 7] =
     [Aggregation::First, Aggregation::Last, Aggregation::Min, Aggregation::Max, Aggregation::Sum, Aggregation::Count, Aggregation::Average];
 
-fn operand_value(operand: &Operand, entry: &TimeSeriesEntry) -> Json {
-    match operand {
+/// The documents named by entries' tags (`load Tag as alias`), each read once per query.
+struct TagDocuments<'s, 't> {
+    snapshot: &'s ReadTxn<'t>,
+    read: HashMap<String, Option<Json>>,
+}
+
+impl TagDocuments<'_, '_> {
+    fn field(&mut self, tag: Option<&str>, path: &[String]) -> Result<Json, EngineError> {
+        let Some(tag) = tag else { return Ok(Json::Null) };
+        if !self.read.contains_key(tag) {
+            let body = match self.snapshot.document(&id_key(tag))? {
+                Some(doc) => Some(corvid_types::json::parse(&doc.body).map_err(|e| EngineError::Internal(format!("document {tag}: {e}")))?),
+                None => None,
+            };
+            self.read.insert(tag.to_owned(), body);
+        }
+        let mut value = self.read.get(tag).and_then(Option::as_ref);
+        for field in path {
+            value = value.and_then(|v| v.get(field));
+        }
+        Ok(value.cloned().unwrap_or(Json::Null))
+    }
+}
+
+fn operand_value(operand: &Operand, entry: &TimeSeriesEntry, tags: &mut TagDocuments<'_, '_>) -> Result<Json, EngineError> {
+    Ok(match operand {
         Operand::Tag => entry.tag.clone().map_or(Json::Null, Json::String),
         Operand::Value(i) => entry.values.get(*i).copied().and_then(serde_json::Number::from_f64).map_or(Json::Null, Json::Number),
         Operand::Timestamp => Json::String(format_date_ms(entry.timestamp)),
         Operand::Literal(value) => value.clone(),
-    }
+        Operand::Loaded(path) => tags.field(entry.tag.as_deref(), path)?,
+    })
 }
 
 fn compare(left: &Json, right: &Json) -> Option<Ordering> {
@@ -41,17 +67,17 @@ fn compare(left: &Json, right: &Json) -> Option<Ordering> {
     }
 }
 
-fn passes(filter: &Filter, entry: &TimeSeriesEntry) -> bool {
-    match filter {
-        Filter::And(a, b) => passes(a, entry) && passes(b, entry),
-        Filter::Or(a, b) => passes(a, entry) || passes(b, entry),
-        Filter::Not(inner) => !passes(inner, entry),
+fn passes(filter: &Filter, entry: &TimeSeriesEntry, tags: &mut TagDocuments<'_, '_>) -> Result<bool, EngineError> {
+    Ok(match filter {
+        Filter::And(a, b) => passes(a, entry, tags)? && passes(b, entry, tags)?,
+        Filter::Or(a, b) => passes(a, entry, tags)? || passes(b, entry, tags)?,
+        Filter::Not(inner) => !passes(inner, entry, tags)?,
         Filter::In(operand, values) => {
-            let value = operand_value(operand, entry);
+            let value = operand_value(operand, entry, tags)?;
             values.iter().any(|v| compare(&value, v) == Some(Ordering::Equal))
         }
         Filter::Compare(left, op, right) => {
-            let order = compare(&operand_value(left, entry), &operand_value(right, entry));
+            let order = compare(&operand_value(left, entry, tags)?, &operand_value(right, entry, tags)?);
             match op {
                 Comparison::Equal => order == Some(Ordering::Equal),
                 Comparison::NotEqual => order != Some(Ordering::Equal),
@@ -61,7 +87,7 @@ fn passes(filter: &Filter, entry: &TimeSeriesEntry) -> bool {
                 Comparison::GreaterOrEqual => matches!(order, Some(Ordering::Greater | Ordering::Equal)),
             }
         }
-    }
+    })
 }
 
 /// One bucket's running aggregation, per value position.
@@ -124,8 +150,20 @@ impl Accumulator {
 pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery) -> Result<(Json, Vec<f64>), EngineError> {
     let (from, to) = (query.from.unwrap_or(i64::MIN), query.to.unwrap_or(i64::MAX));
     let mut entries = Vec::new();
+    let mut tags = TagDocuments { snapshot, read: HashMap::new() };
+    let mut failed = None;
     snapshot.visit_time_series(doc_key, &query.series, from, to, |mut entry| {
-        if query.filter.as_ref().is_none_or(|f| passes(f, &entry)) {
+        let keep = match &query.filter {
+            None => true,
+            Some(filter) => match passes(filter, &entry, &mut tags) {
+                Ok(keep) => keep,
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
+            },
+        };
+        if keep {
             if let Some(scale) = query.scale {
                 entry.values.iter_mut().for_each(|v| *v *= scale);
             }
@@ -133,6 +171,9 @@ pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery
         }
         true
     })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
     let seen: Vec<f64> = entries.iter().flat_map(|e| e.values.iter().copied()).collect();
     let count = entries.len();
     if query.group_by.is_none() && query.aggregations.is_empty() {

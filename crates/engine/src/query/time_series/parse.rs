@@ -58,6 +58,8 @@ pub(crate) enum Operand {
     Value(usize),
     Timestamp,
     Literal(Json),
+    /// `alias.Path` after `load Tag as alias`: a field of the document whose id is the entry's tag.
+    Loaded(Vec<String>),
 }
 
 /// A comparison operator.
@@ -95,6 +97,8 @@ pub(crate) struct TimeSeriesQuery {
     /// Empty: raw entries (unless grouped, then every aggregation).
     pub aggregations: Vec<Aggregation>,
     pub scale: Option<f64>,
+    /// `load Tag as alias`: the alias naming each entry's tag document in `where`.
+    pub tag_document: Option<String>,
 }
 
 struct Parser<'a> {
@@ -104,6 +108,8 @@ struct Parser<'a> {
     /// Names that stand for the queried document before a series name.
     document_aliases: &'a [String],
     parameters: &'a dyn Fn(&str) -> Option<Json>,
+    /// The alias of `load Tag as alias`, once read.
+    tag_document: Option<String>,
 }
 
 fn is_keyword(token: Option<&Token>, keyword: &str) -> bool {
@@ -195,6 +201,23 @@ impl Parser<'_> {
     }
 
     fn operand(&mut self) -> Result<Operand, EngineError> {
+        let alias = self.tag_document.clone();
+        if let (Some(Token::Word(w)), Some(alias)) = (self.peek(), alias) {
+            if *w == alias {
+                self.at += 1;
+                let mut path = Vec::new();
+                while self.eat_symbol(".") {
+                    match self.next() {
+                        Some(Token::Word(field)) | Some(Token::Text(field)) => path.push(field),
+                        _ => return Err(self.error(&format!("Expected a field name after '{alias}.'"))),
+                    }
+                }
+                if path.is_empty() {
+                    return Err(self.error(&format!("Expected '{alias}.Field': compare a field of the tag's document")));
+                }
+                return Ok(Operand::Loaded(path));
+            }
+        }
         match self.peek() {
             Some(Token::Word(w)) if w.eq_ignore_ascii_case("tag") => {
                 self.at += 1;
@@ -315,14 +338,31 @@ impl Parser<'_> {
             return Err(self.error("Expected 'from'"));
         }
         let series = self.series()?;
-        let mut query =
-            TimeSeriesQuery { series, from: None, to: None, filter: None, group_by: None, aggregations: Vec::new(), scale: None };
+        let mut query = TimeSeriesQuery {
+            series,
+            from: None,
+            to: None,
+            filter: None,
+            group_by: None,
+            aggregations: Vec::new(),
+            scale: None,
+            tag_document: None,
+        };
         if self.eat_keyword("between") {
             query.from = Some(self.date()?);
             if !self.eat_keyword("and") {
                 return Err(self.error("Expected 'and' in 'between'"));
             }
             query.to = Some(self.date()?);
+        }
+        if self.eat_keyword("load") {
+            let tag = matches!(self.next(), Some(Token::Word(w)) if w.eq_ignore_ascii_case("tag"));
+            let alias = match (tag, self.eat_keyword("as"), self.next()) {
+                (true, true, Some(Token::Word(alias))) => alias,
+                _ => return Err(self.error("Expected 'load Tag as alias'")),
+            };
+            self.tag_document = Some(alias.clone());
+            query.tag_document = Some(alias);
         }
         if self.eat_keyword("where") {
             query.filter = Some(self.condition()?);
@@ -365,7 +405,7 @@ pub(crate) fn parse(
         _ => trimmed,
     };
     let tokens = tokenize(inner)?;
-    Parser { tokens, at: 0, text: inner, document_aliases, parameters }.query()
+    Parser { tokens, at: 0, text: inner, document_aliases, parameters, tag_document: None }.query()
 }
 
 #[cfg(test)]
@@ -401,8 +441,17 @@ mod tests {
     }
 
     #[test]
+    fn compares_fields_of_the_tag_document() {
+        let query = parse("from HR load Tag as src where src.Accuracy.Level >= 2", &[], &no_parameters).unwrap();
+        assert_eq!(query.tag_document.as_deref(), Some("src"));
+        let Some(Filter::Compare(Operand::Loaded(path), Comparison::GreaterOrEqual, _)) = query.filter else { panic!() };
+        assert_eq!(path, ["Accuracy", "Level"]);
+    }
+
+    #[test]
     fn refuses_what_it_does_not_know() {
-        assert!(parse("from HR load Tag as t", &[], &no_parameters).is_err());
+        assert!(parse("from HR load Value as t", &[], &no_parameters).is_err());
+        assert!(parse("from HR load Tag as t where t > 1", &[], &no_parameters).is_err());
         assert!(parse("from other.HR", &["p".to_owned()], &no_parameters).is_err());
         assert!(parse("from HR between $missing and $missing", &[], &no_parameters).is_err());
         assert!(parse("from HR select median()", &[], &no_parameters).is_err());
