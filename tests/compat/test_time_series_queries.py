@@ -87,6 +87,26 @@ def test_declared_function_groups_by_hour_with_every_aggregation(store):
                 assert got.count[i] == len(column)
 
 
+
+def test_offset_gives_local_time_buckets_and_timestamps(store):
+    """`offset '-05:30'`: `between` selects by UTC, results and their hour buckets are in local time."""
+    written = save_people(store, count=1)
+    shift = timedelta(hours=-5, minutes=-30)
+    start, end = BASE + timedelta(hours=3), BASE + timedelta(hours=20)
+    with store.open_session() as session:
+        grouped = session.advanced.raw_query(
+            "from People as p select timeseries(from p.HeartRate between $start and $end group by 1h select max() offset '-05:30')",
+            TimeSeriesAggregationResult,
+        ).add_parameter("start", start).add_parameter("end", end).first()
+        raw = session.advanced.raw_query(
+            "from People as p select timeseries(from p.HeartRate between $start and $end offset '-05:30')", TimeSeriesRawResult
+        ).add_parameter("start", start).add_parameter("end", end).first()
+    entries = [(at + shift, values, tag) for at, values, tag in written["people/0"] if start <= at <= end]
+    assert [(r.timestamp, r.values) for r in raw.results] == [(at, values) for at, values, _ in entries]
+    expected = expected_buckets(entries, start + shift, end + shift, hour_of)
+    assert [r.from_date for r in grouped.results] == list(expected.keys())
+    assert [r.max[0] for r in grouped.results] == [max(v[0] for v in values) for values in expected.values()]
+
 def test_document_query_select_time_series_by_month_and_tag(store):
     written = save_people(store, count=1)
     text = "from HeartRate between $start and $end\nwhere Tag = 'watches/fitbit'\ngroup by '1 month'\nselect min(), max(), avg()"

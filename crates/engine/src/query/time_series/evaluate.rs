@@ -164,6 +164,8 @@ pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery
             },
         };
         if keep {
+            // `offset`: results (and their buckets) in local time; `between` and `where` saw UTC.
+            entry.timestamp += query.offset_ms;
             if let Some(scale) = query.scale {
                 entry.values.iter_mut().for_each(|v| *v *= scale);
             }
@@ -189,7 +191,10 @@ pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery
         let (start, end) = match query.group_by {
             Some(bucket) => bucket.range_of(entry.timestamp),
             // One bucket over the whole range asked for (or the entries found).
-            None => (query.from.unwrap_or(entries[0].timestamp), query.to.unwrap_or(entries[count - 1].timestamp)),
+            None => (
+                query.from.map_or(entries[0].timestamp, |from| from + query.offset_ms),
+                query.to.map_or(entries[count - 1].timestamp, |to| to + query.offset_ms),
+            ),
         };
         if buckets.last().is_none_or(|b| b.from != start) {
             buckets.push(Accumulator { from: start, to: end, ..Accumulator::default() });

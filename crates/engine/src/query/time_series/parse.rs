@@ -99,6 +99,8 @@ pub(crate) struct TimeSeriesQuery {
     pub scale: Option<f64>,
     /// `load Tag as alias`: the alias naming each entry's tag document in `where`.
     pub tag_document: Option<String>,
+    /// `offset '02:00'`: milliseconds added to every timestamp of the results (local time), buckets included.
+    pub offset_ms: i64,
 }
 
 struct Parser<'a> {
@@ -347,6 +349,7 @@ impl Parser<'_> {
             aggregations: Vec::new(),
             scale: None,
             tag_document: None,
+            offset_ms: 0,
         };
         if self.eat_keyword("between") {
             query.from = Some(self.date()?);
@@ -379,6 +382,14 @@ impl Parser<'_> {
                 _ => return Err(self.error("Expected a number after 'scale'")),
             };
         }
+        if self.eat_keyword("offset") {
+            query.offset_ms = match self.value()? {
+                Json::String(text) => {
+                    parse_offset(&text).ok_or_else(|| self.error(&format!("'{text}' is not an offset: write 'HH:mm' or '-HH:mm'")))?
+                }
+                _ => return Err(self.error("Expected a time span such as '02:00' after 'offset'")),
+            };
+        }
         match self.peek() {
             None => Ok(query),
             Some(token) => {
@@ -390,6 +401,25 @@ impl Parser<'_> {
             }
         }
     }
+}
+
+/// A time zone offset, `[+|-]HH:mm[:ss]` (a .NET TimeSpan as the clients write it), in milliseconds.
+fn parse_offset(text: &str) -> Option<i64> {
+    let (sign, rest) = match text.trim().strip_prefix('-') {
+        Some(rest) => (-1, rest),
+        None => (1, text.trim().trim_start_matches('+')),
+    };
+    let parts: Vec<i64> =
+        rest.split(':').map(|p| p.parse::<i64>().ok().filter(|v| (0..60).contains(v) || p.len() <= 2)).collect::<Option<_>>()?;
+    let (hours, minutes, seconds) = match parts[..] {
+        [h, m] => (h, m, 0),
+        [h, m, s] => (h, m, s),
+        _ => return None,
+    };
+    if hours > 14 || minutes >= 60 || seconds >= 60 {
+        return None;
+    }
+    Some(sign * ((hours * 60 + minutes) * 60 + seconds) * 1000)
 }
 
 /// Parses the body of `timeseries(...)` or of a `declare timeseries` function (its parentheses or braces
@@ -446,6 +476,16 @@ mod tests {
         assert_eq!(query.tag_document.as_deref(), Some("src"));
         let Some(Filter::Compare(Operand::Loaded(path), Comparison::GreaterOrEqual, _)) = query.filter else { panic!() };
         assert_eq!(path, ["Accuracy", "Level"]);
+    }
+
+    #[test]
+    fn offsets_are_time_spans() {
+        let query = parse("from HR group by 1h offset '02:00'", &[], &no_parameters).unwrap();
+        assert_eq!(query.offset_ms, 7_200_000);
+        assert_eq!(parse_offset("-05:30"), Some(-19_800_000));
+        assert_eq!(parse_offset("+01:00:30"), Some(3_630_000));
+        assert!(parse("from HR offset 'soon'", &[], &no_parameters).is_err());
+        assert!(parse("from HR offset '25:00'", &[], &no_parameters).is_err());
     }
 
     #[test]
