@@ -9,7 +9,8 @@
 # Knobs: ATT_SHARE (0.1), ATT_BYTES (4096), SNAPSHOT_MIN_GB (0: the database as loaded; else 64 MiB
 #        attachments are added until its directory is that large), DURATION (write steps, s), CLIENTS,
 #        SYSTEMS ("corvid postgres"), STEPS ("dump snapshot"), COMPRESSION (Corvid export: Gzip|Zstd, default
-#        the server's), PG_RESTORE_JOBS (1).
+#        the server's), PG_RESTORE_JOBS (1), PERF_DIR (set: `perf record -g` of the server during the export
+#        and the import, into PERF_DIR/{export,import}.perf).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -70,7 +71,9 @@ log "data: $(cat "$R/data.json"); attachments: $(cat "$R/attachments.json")"
 sync
 
 # ---- Corvid: load, export, import ------------------------------------------------------------------
-timed() { local tf=$1; shift; local TIMEFORMAT='%U %S'; { time "$@" 2>&3 ; } 3>&2 2>"$tf.time"; }
+PERF_PID=""
+perf_start() { [ -n "${PERF_DIR:-}" ] || return 0; mkdir -p "$PERF_DIR"; perf record -g -q -p "$CORVID_PID" -o "$PERF_DIR/$1.perf" 2>/dev/null & PERF_PID=$!; sleep 0.3; }
+perf_stop() { [ -n "$PERF_PID" ] || return 0; kill -INT "$PERF_PID" 2>/dev/null; wait "$PERF_PID" 2>/dev/null || true; PERF_PID=""; }
 cpu_s() { "$PY" "$BENCH_LIB/measure.py" cpu "$1" ${2:-} | sed 's/.*"cpu_s": \([0-9.]*\).*/\1/'; }
 if has corvid; then
     make_tmpdir CVD "$BENCH_TMPDIR"
@@ -83,14 +86,18 @@ if has corvid; then
     if has_step dump; then
         DUMP=$W/s2.ravendbdump
         c0=$(cpu_s "$CORVID_PID")
+        perf_start export
         "$PY" "$SM" export "$CORVID_URL" s2 "$DUMP" --pid "$CORVID_PID" ${COMPRESSION:+--compression "$COMPRESSION"} >"$W/cexport.json"
+        perf_stop
         c1=$(cpu_s "$CORVID_PID")
         "$PY" "$BENCH_LIB/measure.py" merge "$W/cexport.json" "server_cpu_s=$(awk -v a="$c0" -v b="$c1" 'BEGIN{printf "%.2f", b-a}')" >"$R/corvid_export.json"
         log "Corvid export: $(cat "$R/corvid_export.json")"
         corvid_create_db s2import
         sync
         c0=$(cpu_s "$CORVID_PID")
+        perf_start import
         "$PY" "$SM" import "$CORVID_URL" s2import "$DUMP" --pid "$CORVID_PID" >"$W/cimport.json"
+        perf_stop
         c1=$(cpu_s "$CORVID_PID")
         "$PY" "$BENCH_LIB/measure.py" merge "$W/cimport.json" "server_cpu_s=$(awk -v a="$c0" -v b="$c1" 'BEGIN{printf "%.2f", b-a}')" >"$R/corvid_import.json"
         log "Corvid import: $(cat "$R/corvid_import.json")"
@@ -109,6 +116,12 @@ if has corvid; then
         "$PY" "$BENCH_LIB/gen.py" doc --seed "$SEED" --size 1024 >"$W/doc.json" 2>/dev/null \
             || printf '{"Name":"bench","Text":"%s","@metadata":{"@collection":"Bench"}}' "$(head -c 900 /dev/zero | tr '\0' x)" >"$W/doc.json"
         threads=2; [ "$CLIENTS" -lt 2 ] && threads=1
+        # Warm-up (not measured): the first seconds after the loads and the import's database removal carry
+        # their background work (checkpoints, writeback), which would weigh on the first measured step only.
+        BENCH_DB=s2 BENCH_MODE=put BENCH_BODY_FILE="$W/doc.json" BENCH_ID_PREFIX="bench/warm-" \
+            wrk -t "$threads" -c "$CLIENTS" -d "${WARMUP:-5}s" --timeout 30s -s "$BENCH_LIB/wrk_docs.lua" "$CORVID_URL" \
+            >/dev/null 2>&1 || true
+        sync
         BENCH_DB=s2 BENCH_MODE=put BENCH_BODY_FILE="$W/doc.json" BENCH_ID_PREFIX="bench/base-" \
             wrk -t "$threads" -c "$CLIENTS" -d "${DURATION}s" --timeout 30s -s "$BENCH_LIB/wrk_docs.lua" "$CORVID_URL" \
             >"$W/put_base.out" 2>&1 || true

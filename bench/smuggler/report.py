@@ -26,7 +26,7 @@ def main(d):
              "MB/s counts JSON and attachment bytes." % (meta["commit"], meta["binary"], meta["machine"], meta["loadavg"], docs,
                                                            data.get("doc_bytes", 0) / 1e6, att.get("attachments", 0),
                                                            att.get("attachment_bytes", 0) / 1e6), "",
-             "| step | seconds | docs/s | MB/s | peak RSS (MiB) | file (MB) |", "|---|---:|---:|---:|---:|---:|"]
+             "| step | seconds | docs/s | MB/s | peak RSS / anonymous (MiB) | file (MB) |", "|---|---:|---:|---:|---:|---:|"]
     rows = [("Corvid export (smuggler)", load(d, "corvid_export")), ("pg_dump -Fc", load(d, "pg_dump")),
             ("Corvid import (smuggler)", load(d, "corvid_import")), ("pg_restore", load(d, "pg_restore"))]
     for name, r in rows:
@@ -34,8 +34,10 @@ def main(d):
             continue
         secs = r["seconds"]
         rss = r.get("rss", {}).get("VmHWM_mib") or r.get("rss", {}).get("peak_VmRSS_mib") or r.get("client_max_rss_mib")
+        anon = r.get("rss", {}).get("peak_RssAnon_mib")
+        rss = "%s / %s" % (fmt(rss, "%d"), fmt(anon, "%d")) if anon is not None else fmt(rss, "%d")
         size = r.get("dump_bytes")
-        lines.append("| %s | %.1f | %.0f | %.1f | %s | %s |" % (name, secs, docs / secs, total / 1e6 / secs, fmt(rss, "%d"),
+        lines.append("| %s | %.1f | %.0f | %.1f | %s | %s |" % (name, secs, docs / secs, total / 1e6 / secs, rss,
                                                               fmt(size and size / 1e6, "%.0f")))
     lines.append("")
     ce, pd, ci, pr = (r for _, r in rows)
@@ -45,8 +47,10 @@ def main(d):
     if ci and pr:
         targets.append("import %.2fx pg_restore (target >= 1.5x)" % (pr["seconds"] / ci["seconds"]))
     peaks = [r.get("rss", {}).get("VmHWM_mib") or r.get("rss", {}).get("peak_VmRSS_mib") for r in (ce, ci) if r]
+    anons = [r.get("rss", {}).get("peak_RssAnon_mib") or 0 for r in (ce, ci) if r]
     if peaks:
-        targets.append("Corvid peak RSS %d MiB (target < 512)" % max(p or 0 for p in peaks))
+        targets.append("Corvid peak RSS %d MiB, of which anonymous %d MiB (target < 512; the rest is the "
+                       "databases' memory-mapped files, page cache the kernel can drop)" % (max(p or 0 for p in peaks), max(anons)))
     if ci and ci.get("target"):
         targets.append("imported %s documents, %s attachments" % (ci["target"].get("documents"), ci["target"].get("attachments")))
     if targets:
