@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::io::BufRead;
 use std::sync::mpsc;
 
-use corvid_storage::StagedBlob;
+use corvid_storage::{StagedBlob, UnsyncedBlob};
 use corvid_types::{id_key, now_nanos};
 use serde_json::value::RawValue;
 
@@ -54,6 +54,9 @@ struct Pending {
     items: Vec<Item>,
     /// Staged contents the items reference; unpinned once the batch is answered.
     blobs: Vec<StagedBlob>,
+    /// The same contents, made durable together before the batch is submitted (one sync each as they
+    /// arrive cost two journal commits per attachment).
+    unsynced: Vec<UnsyncedBlob>,
     bytes: usize,
 }
 
@@ -236,7 +239,9 @@ impl Database {
                         }
                         let mut writer = self.store.blobs().writer()?;
                         reader.read_raw(length, |chunk| Ok(writer.write(chunk)?))?;
-                        let blob = writer.finish()?;
+                        let unsynced = writer.finish_unsynced()?;
+                        let blob = unsynced.blob().clone();
+                        stream.pending.unsynced.push(unsynced);
                         stream.pending.blobs.push(blob.clone());
                         Item::Attachment(AttachmentCommand::Put { id, name, content_type, expected: ExpectedChangeVector::Any, blob })
                     }
@@ -249,6 +254,7 @@ impl Database {
                 if operation.is_canceled() {
                     return Err(EngineError::bad_request("The bulk insert was aborted (its operation was killed)"));
                 }
+                self.store.blobs().settle(std::mem::take(&mut stream.pending.unsynced))?;
                 let batch = std::mem::take(&mut stream.pending);
                 stream.in_flight.push_back((self.submit_bulk_batch(batch.items, options)?, batch.blobs));
                 while stream.in_flight.len() >= IN_FLIGHT {

@@ -16,7 +16,7 @@ use parking_lot::Mutex;
 
 use crate::StorageError;
 
-type Hasher = Blake2b<U32>;
+pub(crate) type Hasher = Blake2b<U32>;
 
 /// Directory (inside the database directory) holding attachment contents.
 pub const BLOB_DIR: &str = "attachments";
@@ -26,7 +26,7 @@ const TEMP_DIR: &str = "tmp";
 pub struct BlobStore {
     dir: PathBuf,
     /// Uploads that renamed (or found) their file and have not been answered yet, by hash.
-    pins: Mutex<HashMap<String, usize>>,
+    pub(crate) pins: Mutex<HashMap<String, usize>>,
     next_temp: AtomicU64,
     /// Snapshot backups running: while any copies this directory, no file is removed (what a backup's
     /// snapshot references must still be there when it is copied; the next opening removes leftovers).
@@ -55,16 +55,16 @@ pub struct StagedBlob {
 
 /// Streams one upload to a temporary file while hashing it.
 pub struct BlobWriter<'s> {
-    store: &'s BlobStore,
-    file: File,
-    temp_path: PathBuf,
-    hasher: Hasher,
-    size: u64,
+    pub(crate) store: &'s BlobStore,
+    pub(crate) file: File,
+    pub(crate) temp_path: PathBuf,
+    pub(crate) hasher: Hasher,
+    pub(crate) size: u64,
     /// Set by finish(): the temporary file is moved into place instead of removed on drop.
-    keep: bool,
+    pub(crate) keep: bool,
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
     move |source| StorageError::Io { path: path.to_owned(), source }
 }
 
@@ -170,7 +170,7 @@ impl BlobStore {
         Ok(out)
     }
 
-    fn sync_dir(&self) -> Result<(), StorageError> {
+    pub(crate) fn sync_dir(&self) -> Result<(), StorageError> {
         File::open(&self.dir).and_then(|d| d.sync_all()).map_err(io(&self.dir))
     }
 }

@@ -46,8 +46,10 @@ mod store;
 mod subscriptions;
 mod tables;
 mod time_series;
+mod unsynced_blob;
 mod violation;
 mod write_txn;
+mod writeback;
 
 pub use attachments::AttachmentRecord;
 pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};
@@ -73,5 +75,6 @@ pub use snapshot_copy::{sync_dir, SnapshotCopy};
 pub use store::{Store, StoreOptions, DEFAULT_DISK_RESERVE_BYTES};
 pub use tables::FORMAT_VERSION;
 pub use time_series::{sorted_unique, TimeSeriesEntry, TimeSeriesStats, MAX_VALUES};
+pub use unsynced_blob::UnsyncedBlob;
 pub use violation::{InvariantReport, Violation};
 pub use write_txn::{DeleteOutcome, PutOutcome, WriteTxn};

@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::mpsc;
 
-use corvid_storage::{flags, NewRevision, StagedBlob, WriteTxn};
+use corvid_storage::{flags, NewRevision, StagedBlob, UnsyncedBlob, WriteTxn};
 use corvid_types::{id_key, now_nanos};
 
 use crate::attachments::AttachmentCommand;
@@ -84,11 +84,18 @@ pub(crate) struct BatchWriter<'a> {
     pending: Vec<ImportItem>,
     pending_bytes: usize,
     in_flight: VecDeque<Answer>,
+    /// Attachment contents staged since the last batch, made durable together before it is submitted.
+    unsynced: Vec<UnsyncedBlob>,
 }
 
 impl<'a> BatchWriter<'a> {
     pub fn new(db: &'a Database) -> BatchWriter<'a> {
-        BatchWriter { db, pending: Vec::new(), pending_bytes: 0, in_flight: VecDeque::new() }
+        BatchWriter { db, pending: Vec::new(), pending_bytes: 0, in_flight: VecDeque::new(), unsynced: Vec::new() }
+    }
+
+    /// Keeps an attachment content until the next batch, which syncs it with the others before it commits.
+    pub fn hold_unsynced(&mut self, blob: UnsyncedBlob) {
+        self.unsynced.push(blob);
     }
 
     /// Queues an item of `bytes` JSON bytes; submits the batch once it is full.
@@ -113,12 +120,15 @@ impl<'a> BatchWriter<'a> {
     /// Waits for every batch in flight, ignoring their outcome (the import failed already).
     pub fn abandon(&mut self) {
         self.pending.clear();
+        self.unsynced.clear();
         while let Some(answer) = self.in_flight.pop_front() {
             let _ = answer.recv();
         }
     }
 
     fn submit(&mut self, result: &mut SmugglerResult) -> Result<(), EngineError> {
+        // Contents first: the batch may reference any of them.
+        self.db.store.blobs().settle(std::mem::take(&mut self.unsynced))?;
         if self.pending.is_empty() {
             return Ok(());
         }

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::batch_writer::{ImportItem, ImportedDocument};
+use super::batch_writer::{BatchWriter, ImportItem, ImportedDocument};
 use super::dump_reader::DumpReader;
 use crate::document_json::flags_from_text;
 use crate::smuggler::format::sections::{ATTACHMENT_EXPORT_TYPE, EXPORT_TYPE};
@@ -62,12 +62,14 @@ pub(crate) fn parse_last_modified(text: &str) -> Option<i64> {
     Some(ms * 1_000_000 + ticks * 100)
 }
 
-/// Streams an attachment's content into the attachment store (or past it when `keep` is false).
+/// Streams an attachment's content into the attachment store (or past it when `keep` is false); the
+/// batch writer makes it durable with the next batch's other contents.
 pub(crate) fn stage_attachment<R: BufRead>(
     db: &Database,
     reader: &mut DumpReader<R>,
     size: u64,
     keep: bool,
+    batches: &mut BatchWriter<'_>,
 ) -> Result<Option<StagedBlob>, EngineError> {
     if !keep {
         reader.read_raw(size, |_| Ok(()))?;
@@ -75,7 +77,10 @@ pub(crate) fn stage_attachment<R: BufRead>(
     }
     let mut writer = db.store.blobs().writer()?;
     reader.read_raw(size, |chunk| Ok(writer.write(chunk)?))?;
-    Ok(Some(writer.finish()?))
+    let unsynced = writer.finish_unsynced()?;
+    let blob = unsynced.blob().clone();
+    batches.hold_unsynced(unsynced);
+    Ok(Some(blob))
 }
 
 /// The parts of a document item every section needs.

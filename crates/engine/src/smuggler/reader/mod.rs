@@ -16,9 +16,9 @@ use std::io::{BufRead, Read};
 use corvid_storage::StagedBlob;
 use serde_json::Value;
 
-use super::format::compression::open_dump;
 use super::format::counter_group;
 use super::format::sections::{self, Section, BLOB_SIZE, COMPLETE_SECTIONS};
+use super::format::threaded::decompress_on_thread;
 use super::item_types::ItemType;
 use super::options::ImportOptions;
 use super::smuggler_result::SmugglerResult;
@@ -48,14 +48,24 @@ struct ImportRun<'a, 'p, R: BufRead> {
     complete: Vec<String>,
 }
 
-/// Reads the dump in `input` (gzip, zstd or plain JSON) into the database.
+/// Reads the dump in `input` (gzip, zstd or plain JSON, decompressed on a thread of its own) into the
+/// database.
 pub fn import(
     db: &Database,
     options: &ImportOptions,
     input: impl Read + Send,
     progress: Progress<'_>,
 ) -> Result<SmugglerResult, EngineError> {
-    let stream = open_dump(input).map_err(|e| EngineError::bad_request(format!("The dump cannot be read: {e}")))?;
+    std::thread::scope(|scope| import_plain(db, options, decompress_on_thread(scope, input), progress))
+}
+
+/// Reads the dump's plain JSON in `stream` into the database.
+fn import_plain(
+    db: &Database,
+    options: &ImportOptions,
+    stream: impl BufRead,
+    progress: Progress<'_>,
+) -> Result<SmugglerResult, EngineError> {
     let mut run = ImportRun {
         db,
         options,
@@ -345,7 +355,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             self.item_index += 1;
             match documents::classify(item).map_err(|e| EngineError::bad_request(format!("the item cannot be read: {e}")))? {
                 DocumentsItem::Attachment { hash, size } => {
-                    if let Some(blob) = documents::stage_attachment(self.db, &mut self.reader, size, keep_attachments)? {
+                    if let Some(blob) = documents::stage_attachment(self.db, &mut self.reader, size, keep_attachments, &mut self.writer)? {
                         if let Some(earlier) = self.staged.insert(hash, blob) {
                             // The same content twice: the store pins it once per staging.
                             self.db.release_attachments(&[earlier]);

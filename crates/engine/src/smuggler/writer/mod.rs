@@ -9,8 +9,9 @@ use std::io::Write;
 
 use corvid_storage::ReadTxn;
 
-use super::format::compression::DumpSink;
+use super::format::chunk_pipe::PipeWriter;
 use super::format::sections::{self, BUILD_VERSION};
+use super::format::threaded::compress_on_thread;
 use super::item_types::ItemType;
 use super::options::ExportOptions;
 use super::smuggler_result::SmugglerResult;
@@ -60,16 +61,32 @@ pub(crate) fn io_error(e: std::io::Error) -> EngineError {
     EngineError::Internal(format!("writing the export failed: {e}"))
 }
 
-/// Writes the database as a dump into `out` (compressed as the options say) and hands `out` back.
-pub fn export<W: Write>(
+/// Writes the database as a dump into `out` (compressed as the options say, on a thread of its own) and
+/// hands `out` back.
+pub fn export<W: Write + Send>(
     db: &Database,
     options: &ExportOptions,
     out: W,
     progress: Progress<'_>,
 ) -> Result<(SmugglerResult, W), EngineError> {
-    let sink = DumpSink::new(out, options.compression).map_err(io_error)?;
+    std::thread::scope(|scope| {
+        let (pipe, compressor) = compress_on_thread(scope, out, options.compression).map_err(io_error)?;
+        // The pipe is dropped when `write_dump` returns, which ends the compressed stream.
+        let written = write_dump(db, options, pipe, progress);
+        let compressed = compressor.join().unwrap_or_else(|_| Err(std::io::Error::other("the compressing thread panicked")));
+        match (written, compressed) {
+            (Ok(result), Ok(inner)) => Ok((result, inner)),
+            // The compressor failing first (the destination gone) makes the writer fail too: its error says why.
+            (_, Err(e)) => Err(io_error(e)),
+            (Err(e), Ok(_)) => Err(e),
+        }
+    })
+}
+
+/// The dump's plain JSON, section by section, into `pipe`.
+fn write_dump(db: &Database, options: &ExportOptions, pipe: PipeWriter, progress: Progress<'_>) -> Result<SmugglerResult, EngineError> {
     let txn = db.store.read()?;
-    let writer = DumpWriter::begin(sink, BUILD_VERSION).map_err(io_error)?;
+    let writer = DumpWriter::begin(pipe, BUILD_VERSION).map_err(io_error)?;
     let result =
         SmugglerResult { last_etag: txn.last_etag()?, last_raft_index: txn.last_compare_exchange_index()?, ..SmugglerResult::default() };
     let mut run = ExportRun { db, txn, options, out: writer, result, progress, since_progress: 0 };
@@ -116,7 +133,6 @@ pub fn export<W: Write>(
     run.report()?;
     let ExportRun { out, mut result, .. } = run;
     result.bytes = out.bytes + 1;
-    let sink = out.finish().map_err(io_error)?;
-    let inner = sink.finish().map_err(io_error)?;
-    Ok((result, inner))
+    out.finish().map_err(io_error)?;
+    Ok(result)
 }
