@@ -104,8 +104,16 @@ fn time_value(policy: &Value, field: &str, name: &str) -> Result<Option<TimeValu
     }
 }
 
-fn less(a: TimeValue, b: TimeValue) -> bool {
-    a.compare(b) == Some(Ordering::Less)
+/// `a < b`, refused as RavenDB refuses it when a month count and a number of days cannot be ordered.
+fn less(a: TimeValue, b: TimeValue) -> Result<bool, EngineError> {
+    match a.compare(b) {
+        Some(order) => Ok(order == Ordering::Less),
+        None => Err(invalid(format!(
+            "Unable to compare {} with {}, since a month might have different number of days.",
+            a.describe(),
+            b.describe()
+        ))),
+    }
 }
 
 /// Reads one policy (`{"Name", "AggregationTime", "RetentionTime"}`).
@@ -151,7 +159,7 @@ fn validate_collection(collection: &mut CollectionPolicies) -> Result<(), Engine
         if prev_aggregation.is_some_and(|a| a.compare(policy.aggregation) == Some(Ordering::Equal)) {
             return Err(invalid(format!("The policy '{prev_name}' has the same aggregation time as the policy '{}'", policy.name)));
         }
-        if less(prev_retention, policy.aggregation) {
+        if less(prev_retention, policy.aggregation)? {
             return Err(invalid(format!(
                 "The policy '{prev_name}' has a retention time of '{}' but should be aggregated by policy '{}' with the aggregation time frame of {}",
                 prev_retention.describe(),
@@ -287,5 +295,11 @@ mod tests {
         assert!(refused(json!([policy("A", 3600, 1800), policy("B", 7200, 86_400)]))
             .contains("The policy 'A' has a retention time of '30 minutes'"));
         assert!(refused(json!([policy("A", 7200, 86_400), policy("B", 10_800, 86_400)])).contains("without a remainder"));
+        let months = json!({"Collections": {"Users": {"RawPolicy": {"RetentionTime": {"Value": 12, "Unit": "Month"}}, "Policies": [policy("Y", 365 * 86_400, 86_400 * 3650)]}}});
+        let message = parse_configuration(&months).unwrap_err().to_string();
+        assert!(
+            message.contains("Unable to compare 1 year with 365 days, since a month might have different number of days."),
+            "{message}"
+        );
     }
 }

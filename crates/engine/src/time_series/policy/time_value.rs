@@ -60,7 +60,12 @@ impl TimeValue {
     fn bounds_in_seconds(self) -> (i64, i64) {
         match self {
             TimeValue::Seconds(v) => (v, v),
-            TimeValue::Months(v) => (v.saturating_mul(28 * 86_400), v.saturating_mul(31 * 86_400)),
+            TimeValue::Months(v) => {
+                // Whole years are 365 or 366 days, the months left 28 to 31 (the clients' bounds).
+                let (years, months) = (v / 12, v % 12);
+                let day = 86_400i64;
+                (years * 365 * day + months * 28 * day, years * 366 * day + months * 31 * day)
+            }
             TimeValue::Unbounded(v) if v == i32::MAX as i64 => (i64::MAX, i64::MAX),
             TimeValue::Unbounded(v) => (v, v),
         }
