@@ -24,6 +24,7 @@ from ravendb.documents.operations.time_series import (
     TimeSeriesConfiguration,
     TimeSeriesPolicy,
 )
+from ravendb.documents.queries.time_series import TimeSeriesRawResult
 from ravendb.documents.session.time_series import ITimeSeriesValuesBindable
 from ravendb.exceptions.raven_exceptions import RavenException
 from ravendb.primitives.time_series import TimeValue
@@ -157,6 +158,14 @@ def test_hourly_and_two_hourly_rollups_match_the_written_values(store, http, ser
     assert (entries[0].first.bpm, entries[0].last.bpm, entries[0].min.bpm, entries[0].max.bpm) == tuple(first[0:4])
     assert (entries[0].sum.spo2, entries[0].count.spo2) == (first[10], first[11])
     assert entries[0].average.bpm == pytest.approx(first[4] / first[5])
+
+    # RQL reads a rollup series like any other.
+    with store.open_session() as session:
+        result = session.advanced.raw_query(
+            "declare timeseries out(x)\n{\n    from x.'HeartRate@ByHour'\n}\nfrom Users as doc\nselect out(doc)", TimeSeriesRawResult
+        ).first()
+    assert [(ms(r.timestamp), list(r.values)) for r in result.results] == sorted(hourly.items())
+    assert all(r.is_rollup for r in result.results)
 
     stats = runner_stats(http, server_url, db_name)
     assert stats["Passes"] >= 1 and stats["RollupEntriesWritten"] >= 5 + 3 and stats["Errors"] == 0, stats

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::time_value::TimeValue;
-use crate::backup::parse_time_span;
+use super::time_value::{parse_time_span, TimeValue};
 use crate::EngineError;
 
 /// RavenDB's name of the raw series' policy.
@@ -237,7 +236,10 @@ pub fn parse_configuration(config: &Value) -> Result<(Value, TimeSeriesPolicies)
     }
     let frequency = match object.get("PolicyCheckFrequency") {
         None | Some(Value::Null) => None,
-        Some(Value::String(text)) => Some(parse_time_span(text).map_err(|e| EngineError::bad_request(e.to_string()))?),
+        Some(Value::String(text)) => Some(
+            parse_time_span(text)
+                .ok_or_else(|| EngineError::bad_request(format!("'{text}' is not a TimeSpan ([d.]hh:mm:ss[.fffffff])")))?,
+        ),
         Some(_) => return Err(EngineError::bad_request("'PolicyCheckFrequency' must be a TimeSpan such as \"00:10:00\"")),
     };
     if frequency.is_some_and(|f| f.is_zero()) {
