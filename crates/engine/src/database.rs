@@ -11,6 +11,7 @@ use crate::commit_watch::CommitWatch;
 use crate::expiration::ExpirationSweeper;
 use crate::indexing::{AutoIndexLifetimes, IndexAnnouncer, IndexRegistry};
 use crate::subscriptions::SubscriptionConnections;
+use crate::time_series::policy::PolicyRunner;
 use crate::{EngineError, OperationEvent, OperationListener, Operations};
 
 /// How a database is opened: storage options, write queue and automatic index lifetimes.
@@ -54,6 +55,8 @@ pub struct Database {
     feeder: DocumentFeeder,
     /// The `expiration:<db>` thread (`@expires`, `@refresh`, compare-exchange expiration).
     pub(crate) expiration: ExpirationSweeper,
+    /// The `ts-policies:<db>` thread (time-series rollups and retention).
+    pub(crate) policy_runner: PolicyRunner,
 }
 
 /// Wraps a write so that the changes it raises are returned with its result; a failed write's changes are
@@ -103,6 +106,8 @@ impl Database {
         let subscription_connections = Arc::default();
         let expiration = ExpirationSweeper::start(name, store.clone(), merger.clone())
             .map_err(|e| EngineError::Internal(format!("cannot start the expiration thread: {e}")))?;
+        let policy_runner = PolicyRunner::start(name, store.clone(), merger.clone())
+            .map_err(|e| EngineError::Internal(format!("cannot start the time-series policy thread: {e}")))?;
         Ok(Database {
             name: name.to_owned(),
             store,
@@ -114,6 +119,7 @@ impl Database {
             subscription_connections,
             feeder,
             expiration,
+            policy_runner,
         })
     }
 
@@ -183,6 +189,7 @@ impl Database {
         self.operations.kill_all();
         self.indexes.stop_all();
         self.expiration.stop();
+        self.policy_runner.stop();
         self.merger.stop();
         self.feeder.stop(&self.watch);
     }

@@ -78,6 +78,7 @@ pub use reads::{LoadResult, PageRequest};
 pub use revisions::{CollectionRevisions, ForcedRevision, RevertRequest, RevisionsConfig, RevisionsDeletion, RevisionsPage};
 pub use stats::{CollectionStats, DatabaseCounts, DatabaseStats};
 pub use storage_check::{check_closed_database, InvariantReport, Violation};
+pub use time_series::policy as time_series_policy;
 pub use time_series::{
     is_incremental, TimeSeriesDelete, TimeSeriesInclude, TimeSeriesIncrement, TimeSeriesOperation, TimeSeriesRange, TimeSeriesRangeRequest,
     INCREMENTAL_PREFIX,

@@ -230,6 +230,7 @@ impl Landlord {
         let (sender, receiver) = watch::channel(SlotState::Loading);
         let path = self.data_dir.join(&entry.directory);
         let name = entry.name.clone();
+        let policies = corvid_engine::time_series_policy::policies_of(entry.time_series.as_ref());
         let options = self.options.clone();
         let delay = self.slow_open.as_ref().filter(|(prefix, _)| database_key(&name).starts_with(&database_key(prefix))).map(|(_, d)| *d);
         let spawned = std::thread::Builder::new().name(format!("open:{name}")).spawn(move || {
@@ -240,6 +241,7 @@ impl Landlord {
             let state = match Database::open(&name, &path, &options) {
                 Ok(db) => {
                     tracing::info!(database = %name, ms = started.elapsed().as_millis() as u64, "database opened");
+                    db.set_time_series_policies(policies);
                     SlotState::Ready(Arc::new(db))
                 }
                 Err(e) => {

@@ -1,11 +1,12 @@
 //! Time series of documents: the operations of a batch, bulk insert (`bulk_command`) or `POST /timeseries`
-//! (`operation`) and
-//! range reads with paging and stats (`range`). Storage keeps the segments (`corvid_storage::time_series`).
+//! (`operation`),
+//! range reads with paging and stats (`range`), rollup and retention policies (`policy`). Storage keeps the segments (`corvid_storage::time_series`).
 
 mod bulk_command;
 mod include_clause;
 mod includes;
 mod operation;
+pub mod policy;
 mod range;
 
 pub(crate) use include_clause::parse_include;

@@ -41,6 +41,7 @@ mod subscriptions;
 mod tcp_info;
 pub(crate) mod time_series;
 mod time_series_config;
+mod time_series_policy;
 
 use axum::extract::Request;
 use axum::http::Method;
@@ -91,6 +92,8 @@ pub fn router(state: AppState) -> Router {
         .route("/timeseries/config", get(time_series_config::get))
         .route("/timeseries/names/config", post(time_series_config::configure_names))
         .route("/admin/timeseries/config", post(time_series_config::configure))
+        .route("/admin/timeseries/policy", put(time_series_policy::put).delete(time_series_policy::delete))
+        .route("/debug/timeseries/policies", get(time_series_policy::stats))
         .route("/admin/expiration/config", post(expiration::post_expiration))
         .route("/admin/refresh/config", post(expiration::post_refresh))
         .route("/expiration/config", get(expiration::get_expiration))

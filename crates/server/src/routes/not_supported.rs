@@ -9,7 +9,6 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/revisions/config/enforce", "enforcing the revisions configuration on existing revisions"),
     ("/admin/revisions/orphaned", "adopting orphaned revisions"),
     ("/admin/revisions/bin-cleaner", "the revisions bin cleaner"),
-    ("/admin/timeseries/policy", "time series rollup and retention policies"),
     ("/admin/smuggler", "server-side import from a file, folder or URL (smuggler)"),
     ("/admin/backup", "backups to destinations other than a local folder"),
     ("/admin/periodic-backup", "backups to destinations other than a local folder"),
@@ -87,7 +86,7 @@ mod tests {
 
     #[test]
     fn features_are_found_by_whole_segments() {
-        assert_eq!(feature_of("/databases/db1/admin/timeseries/policy"), Some("time series rollup and retention policies"));
+        assert_eq!(feature_of("/databases/db1/admin/timeseries/policy"), None);
         assert_eq!(
             feature_of("/databases/db1/admin/smuggler/import-dir"),
             Some("server-side import from a file, folder or URL (smuggler)")

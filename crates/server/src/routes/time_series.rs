@@ -133,15 +133,16 @@ fn required_doc_id(params: &QueryParams) -> ApiResult<String> {
         .ok_or_else(|| ApiError::BadRequest("Query string parameter 'docId' is required and must not be empty".into()))
 }
 
-fn entry_json(entry: &TimeSeriesEntry) -> Value {
-    json!({"Timestamp": format_date_ms(entry.timestamp), "Tag": entry.tag, "Values": entry.values, "IsRollup": false})
+/// An entry as RavenDB lists it; entries of a rollup series (`<series>@<policy>`) are `IsRollup`.
+fn entry_json(entry: &TimeSeriesEntry, rollup: bool) -> Value {
+    json!({"Timestamp": format_date_ms(entry.timestamp), "Tag": entry.tag, "Values": entry.values, "IsRollup": rollup})
 }
 
 fn range_json(range: &TimeSeriesRange, includes: Option<&Value>) -> Value {
     let mut out = Map::new();
     out.insert("From".into(), range.from.map(format_date_ms).into());
     out.insert("To".into(), range.to.map(format_date_ms).into());
-    out.insert("Entries".into(), Value::Array(range.entries.iter().map(entry_json).collect()));
+    out.insert("Entries".into(), Value::Array(range.entries.iter().map(|e| entry_json(e, range.name.contains('@'))).collect()));
     if let Some(total) = range.total_results {
         out.insert("TotalResults".into(), total.into());
     }

@@ -1,7 +1,8 @@
 //! The database record's time-series configuration: `POST /admin/timeseries/config`
 //! (`ConfigureTimeSeriesOperation`), `POST /timeseries/names/config` (`ConfigureTimeSeriesValueNamesOperation`)
-//! and `GET /timeseries/config`. Named values are kept in the catalog entry; rollup and retention policies
-//! are refused until a policy runner executes them (accepting them would promise work nothing does).
+//! and `GET /timeseries/config`. The configuration (named values, rollup and retention policies) is kept in the
+//! catalog entry, checked first (`corvid_engine::time_series_policy`), and its policies handed to the database's
+//! policy runner.
 
 use std::sync::atomic::Ordering;
 
@@ -11,38 +12,44 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{json, Map, Value};
 
+use corvid_engine::time_series_policy::{parse_configuration, policies_of};
+
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::responses::{blocking, json_value};
 use crate::state::AppState;
 
-/// Whether a collection's configuration asks for rollups or a raw retention (a `Policies` entry, or a
-/// `RawPolicy` whose retention is not the unlimited `MaxValue`).
-fn has_policies(collection: &Value) -> bool {
-    let policies = collection.get("Policies").and_then(Value::as_array).is_some_and(|p| !p.is_empty());
-    let retention = collection.get("RawPolicy").and_then(|p| p.get("RetentionTime"));
-    let limited =
-        retention.is_some_and(|r| !r.is_null() && r.get("Value").and_then(Value::as_i64).is_some_and(|v| v != i64::from(i32::MAX)));
-    policies || limited
+/// Replaces the record's configuration with what `change` makes of it (checked by the caller), then hands its
+/// policies to the database's runner.
+pub(crate) async fn store_configuration(
+    state: &AppState,
+    db: String,
+    change: impl FnOnce(Option<Value>) -> Option<Value> + Send + 'static,
+) -> ApiResult<()> {
+    let database = state.landlord.database(&db).await?;
+    let landlord = state.landlord.clone();
+    blocking(move || {
+        let mut stored = None;
+        landlord.update(&db, |entry| {
+            entry.time_series = change(entry.time_series.take());
+            stored = entry.time_series.clone();
+        })?;
+        database.set_time_series_policies(policies_of(stored.as_ref()));
+        Ok(())
+    })
+    .await
 }
 
-fn answer(state: &AppState) -> Response {
+pub(crate) fn answer(state: &AppState) -> Response {
     let index = state.raft_index.fetch_add(1, Ordering::Relaxed);
     json_value(StatusCode::OK, &json!({ "RaftCommandIndex": index }))
 }
 
 /// `POST /admin/timeseries/config`: replaces the record's `TimeSeries` configuration.
 pub async fn configure(State(state): State<AppState>, Path(db): Path<String>, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    let config = read_json(body, &headers, state.config.max_body_bytes).await?;
-    if !config.is_object() {
-        return Err(ApiError::BadRequest("The time series configuration must be a JSON object".into()));
-    }
-    let collections = config.get("Collections").and_then(Value::as_object).into_iter().flat_map(|c| c.values());
-    if collections.clone().any(has_policies) {
-        return Err(ApiError::NotSupported("Time series rollup and retention policies are not supported by this server yet".into()));
-    }
-    let landlord = state.landlord.clone();
-    blocking(move || landlord.update(&db, |entry| entry.time_series = Some(config)).map(|_| ())).await?;
+    let sent = read_json(body, &headers, state.config.max_body_bytes).await?;
+    let (config, _) = parse_configuration(&sent)?;
+    store_configuration(&state, db, move |_| Some(config)).await?;
     Ok(answer(&state))
 }
 

@@ -85,6 +85,8 @@ const TABLE: &[(&str, &str, Access)] = &[
     ("/databases/{db}/timeseries/config", "GET", DatabaseRead),
     ("/databases/{db}/timeseries/names/config", "POST", DatabaseAdmin),
     ("/databases/{db}/admin/timeseries/config", "POST", DatabaseAdmin),
+    ("/databases/{db}/admin/timeseries/policy", "PUT", DatabaseAdmin),
+    ("/databases/{db}/admin/timeseries/policy", "DELETE", DatabaseAdmin),
     // HiLo ranges and identities are writes of the database.
     ("/databases/{db}/hilo/next", "GET", DatabaseWrite),
     ("/databases/{db}/hilo/return", "PUT", DatabaseWrite),
@@ -158,6 +160,7 @@ const TABLE: &[(&str, &str, Access)] = &[
     ("/databases/{db}/expiration/config", "GET", DatabaseRead),
     ("/databases/{db}/refresh/config", "GET", DatabaseRead),
     ("/databases/{db}/debug/expiration", "GET", DatabaseRead),
+    ("/databases/{db}/debug/timeseries/policies", "GET", DatabaseRead),
     ("/databases/{db}/indexes/performance", "GET", DatabaseRead),
     ("/databases/{db}/indexes/performance/live", "GET", DatabaseRead),
     ("/databases/{db}/admin/indexes/trace", "POST", DatabaseAdmin),

@@ -201,6 +201,21 @@ impl ReadTxn<'_> {
         read::nth_from_end(&self.tables, &self.txn, &segment_prefix(doc_key, &name_lower), n)
     }
 
+    /// Visits every series of the database (document key and stats) in key order until `visit` returns false;
+    /// the time-series policy runner's retention pass reads them.
+    pub fn visit_all_time_series(&self, mut visit: impl FnMut(&str, TimeSeriesStats) -> bool) -> Result<(), StorageError> {
+        for entry in self.tables.time_series_stats.iter(&self.txn)? {
+            let (key, value) = entry?;
+            let Some(split) = key.iter().position(|b| *b == crate::tables::NAME_SEPARATOR) else { continue };
+            let doc_key = std::str::from_utf8(&key[..split])
+                .map_err(|_| StorageError::corrupted(crate::tables::TIME_SERIES_STATS, "a key is not UTF-8"))?;
+            if !visit(doc_key, series_stats::decode(value)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Number of stored segments of every series (RavenDB's `CountOfTimeSeriesSegments`).
     pub fn time_series_segment_count(&self) -> Result<u64, StorageError> {
         Ok(self.tables.time_series.len(&self.txn)?)

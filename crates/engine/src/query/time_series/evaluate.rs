@@ -179,9 +179,11 @@ pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery
     let seen: Vec<f64> = entries.iter().flat_map(|e| e.values.iter().copied()).collect();
     let count = entries.len();
     if query.group_by.is_none() && query.aggregations.is_empty() {
+        // Entries of a rollup series (`<series>@<policy>`) are rollups.
+        let rollup = query.series.contains('@');
         let results: Vec<Json> = entries
             .into_iter()
-            .map(|e| json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": e.values, "IsRollup": false}))
+            .map(|e| json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": e.values, "IsRollup": rollup}))
             .collect();
         return Ok((json!({"Count": count, "Results": results}), seen));
     }
