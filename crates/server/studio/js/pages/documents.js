@@ -43,10 +43,12 @@ export async function render(main, { database, params, go }) {
     { title: "Last modified", width: "1.4fr", cell: (d) => d["@metadata"]["@last-modified"] || "" },
     ...extra.map((f) => ({ title: f, width: "1fr", cell: (d) => fieldText(d, f) })),
   ];
+  const listStatus = h("p", { class: "error", id: "documents-status", role: "status" });
   const list = virtualList({
     columns, total, label: collection ? `Documents of ${collection}` : "All documents",
     fetchPage: async (start, pageSize) => (await api.query(database, listingQuery(collection), { start, pageSize })).Results,
     onOpen: (doc) => go("document", { id: doc["@metadata"]["@id"] }),
+    onStatus: (text) => { listStatus.textContent = text || ""; },
   });
   list.element.id = "documents-list";
 
@@ -55,5 +57,5 @@ export async function render(main, { database, params, go }) {
       h("section", {},
         h("div", { class: "toolbar" }, newDocument, h("label", { for: "extra-columns" }, "Columns"), columnsInput,
           h("span", { class: "muted", id: "documents-count" }, `${formatCount(total)} documents`)),
-        list.element)));
+        listStatus, list.element)));
 }
