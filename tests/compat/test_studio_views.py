@@ -153,6 +153,13 @@ def test_document_view_shows_attachments_counters_revisions_and_time_series(serv
     studio.element("#show-timeseries").click()
     studio.text_appears("#timeseries-chart figcaption", "10 entries")
     studio.screenshot("document_timeseries")
+
+    # The dark theme applies to the new views too.
+    studio.element("#theme-toggle").click()
+    theme = studio.driver.execute_script("return document.documentElement.dataset.theme")
+    studio.screenshot(f"document_timeseries_{theme}")
+    studio.element("#theme-toggle").click()
+    assert studio.driver.execute_script("return document.documentElement.dataset.theme") != theme
     assert studio.console_errors() == []
 
 
@@ -189,6 +196,9 @@ def test_query_page_explains_patches_after_confirmation_and_exports(server_url, 
     assert "40 documents" in dialog.text
     assert studio.driver.switch_to.active_element.get_attribute("id") == "patch-confirm-cancel"
     studio.screenshot("query_patch_confirm")
+    studio.driver.switch_to.active_element.send_keys(Keys.ESCAPE)  # Escape cancels, like the Cancel button
+    studio.wait(lambda d: not d.find_elements(By.ID, "patch-confirm"))
+    studio.element("#run-query").click()
     studio.element("#patch-confirm-cancel").click()
     studio.wait(lambda d: not d.find_elements(By.ID, "patch-confirm"))
     assert "Patched" not in get_doc(server_url, db_name, "orders/1")

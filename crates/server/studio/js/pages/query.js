@@ -45,10 +45,17 @@ export async function render(main, { database, params }) {
     return fields;
   }
 
+  let asked = 0; // completions asked so far: an answer that arrives after a newer question is dropped
   async function openCompletions() {
+    const question = ++asked;
     const caret = editor.textarea.selectionStart;
-    context = completionContext(editor.value, caret);
-    if (context.kind === "field") catalog.fields = await loadFields(collectionOf(editor.value));
+    const wanted = completionContext(editor.value, caret);
+    if (wanted.kind === "field") {
+      const fields = await loadFields(collectionOf(editor.value));
+      if (question !== asked) return;
+      catalog.fields = fields;
+    }
+    context = wanted;
     choices = suggest(context, catalog);
     chosen = 0;
     if (!choices.length) return closeCompletions();
@@ -62,7 +69,7 @@ export async function render(main, { database, params }) {
     popup.style.left = `${48 + Math.min(line[line.length - 1].length, 60) * 7.8}px`;
     popup.hidden = false;
   }
-  function closeCompletions() { popup.hidden = true; choices = []; }
+  function closeCompletions() { asked++; popup.hidden = true; choices = []; }
   function highlightChoice() {
     [...popup.children].forEach((li, i) => li.setAttribute("aria-selected", i === chosen ? "true" : "false"));
     popup.children[chosen]?.scrollIntoView({ block: "nearest" });
@@ -90,7 +97,9 @@ export async function render(main, { database, params }) {
     if (/[@\w']$/.test(before) || /\b(from|index|where|and|or|by|select)\s$/i.test(before)) openCompletions();
     else closeCompletions();
   });
-  editor.textarea.addEventListener("blur", () => setTimeout(closeCompletions, 100));
+  // Closed a moment after the editor loses focus (a click on a choice lands first), unless focus came back:
+  // a late close would hide the list the user is typing into.
+  editor.textarea.addEventListener("blur", () => setTimeout(() => { if (document.activeElement !== editor.textarea) closeCompletions(); }, 100));
 
   const runButton = h("button", { type: "button", class: "primary", id: "run-query" }, "Run");
   const viewSelect = h("select", { id: "result-view", "aria-label": "Show results as" }, h("option", { value: "table" }, "Table"), h("option", { value: "json" }, "JSON"));
