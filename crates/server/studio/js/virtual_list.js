@@ -73,6 +73,17 @@ export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen,
     pending = true;
     requestAnimationFrame(() => { pending = false; draw(); });
   });
+  /** Changes the row count (the server's answer can differ from the count the page was opened with). */
+  function setTotal(count) {
+    if (count === total) return;
+    total = count;
+    spacer.style.height = `${total * ROW_HEIGHT}px`;
+    element.setAttribute("aria-rowcount", total);
+    draw();
+  }
+  // The first page is asked at once, whatever the count: a count read before the last writes were visible
+  // (0 for a collection just filled) is corrected by the page's own total instead of showing no rows.
+  load(0);
   requestAnimationFrame(draw);
-  return { element, redraw: draw };
+  return { element, redraw: draw, setTotal };
 }
