@@ -18,6 +18,8 @@ from urllib.parse import quote
 
 import pytest
 
+from ravendb.json.metadata_as_dictionary import MetadataAsDictionary
+
 from corvid_support import REPO_ROOT, create_database, open_store, unique_db_name
 from studio_browser import Studio, start_browser
 
@@ -80,7 +82,7 @@ def test_studio_benchmark_first_rows_asset_bytes_and_server_cpu(server_factory, 
     with open_store(server.url, db) as store:
         with store.bulk_insert() as bulk:
             for i in range(DOCS):
-                bulk.store_as(Thing(f"n{i}", i), f"things/{i:07}")
+                bulk.store_as(Thing(f"n{i}", i), f"things/{i:07}", MetadataAsDictionary())
     insert_seconds = time.monotonic() - started
 
     studio = Studio(browser, server.url)

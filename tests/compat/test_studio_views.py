@@ -22,6 +22,8 @@ from ravendb.documents.operations.revisions import (
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
+from ravendb.json.metadata_as_dictionary import MetadataAsDictionary
+
 from corvid_support import open_store
 from studio_browser import Studio, start_browser
 
@@ -257,7 +259,7 @@ def test_dashboard_shows_cpu_memory_traffic_per_database_and_ongoing_operations(
     with open_store(server_url, db_name) as store:
         with store.bulk_insert() as bulk:
             for i in range(400):
-                bulk.store_as(Slow(i), f"slow/{i}")
+                bulk.store_as(Slow(i), f"slow/{i}", MetadataAsDictionary())
     studio.go("#/dashboard")
     studio.page("dashboard")
     body = {"Query": {"Query": "from @all_docs update { var x = 0; for (var i = 0; i < 200000; i++) { x += i; } this.X = x; }"}}
