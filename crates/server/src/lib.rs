@@ -10,6 +10,7 @@ mod compression;
 mod config;
 mod connections;
 mod database_info_cache;
+mod database_traffic;
 mod error;
 #[cfg(test)]
 mod error_snapshots;

@@ -24,6 +24,7 @@ pub async fn edge(State(state): State<AppState>, request: Request, next: Next) -
     let method = request.method().clone();
     // A clone shares the URI's bytes: nothing is copied unless an error body or the log needs it.
     let uri = request.uri().clone();
+    state.database_traffic.record(uri.path());
     let started = Instant::now();
     let (request, slow_body) = timed_body(request, state.config.body_rate);
     let mut response = match state.request_slots.clone().try_acquire_owned() {

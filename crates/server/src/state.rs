@@ -27,6 +27,8 @@ pub struct Inner {
     /// `None` when requests are not logged.
     pub request_log: Option<RequestLog>,
     pub request_counter: AtomicU64,
+    /// Requests per database named in the URL (the Studio dashboard's traffic per database).
+    pub database_traffic: crate::database_traffic::DatabaseTraffic,
     pub rejected_requests: AtomicU64,
     pub raft_index: AtomicU64,
     pub operation_ids: AtomicU64,
@@ -79,6 +81,7 @@ impl AppState {
                 request_slots,
                 request_log,
                 request_counter: AtomicU64::new(0),
+                database_traffic: Default::default(),
                 rejected_requests: AtomicU64::new(0),
                 raft_index: AtomicU64::new(1),
                 operation_ids: AtomicU64::new(1),

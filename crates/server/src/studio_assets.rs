@@ -40,6 +40,19 @@ const FILES: &[(&str, &[u8])] = studio_files!(
     "js/pages/query.js",
     "js/pages/indexes.js",
     "js/pages/dashboard.js",
+    "js/pages/query_patch.js",
+    "js/pages/query_explain.js",
+    "js/pages/index_terms.js",
+    "js/pages/index_performance.js",
+    "js/chart.js",
+    "js/diff.js",
+    "js/tabs.js",
+    "js/operation_progress.js",
+    "js/dashboard_traffic.js",
+    "js/document/attachments.js",
+    "js/document/counters.js",
+    "js/document/revisions.js",
+    "js/document/time_series.js",
 );
 
 /// The embedded file at `path` (below `/studio/`; empty means the index page).

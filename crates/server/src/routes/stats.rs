@@ -121,6 +121,8 @@ pub(crate) fn metrics_json(state: &AppState) -> Value {
                 "UnloadingNow": state.landlord.idle.unloading.load(Ordering::Relaxed)
             },
             "Security": crate::security::metrics(state),
-            "Databases": databases
+            "Databases": databases,
+            // Requests per database since start, loaded or not (the Studio's traffic per database).
+            "DatabaseRequests": state.database_traffic.snapshot().into_iter().map(|(name, count)| (name, Value::from(count))).collect::<Map<String, Value>>()
     })
 }

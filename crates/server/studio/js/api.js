@@ -16,9 +16,10 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, url, { body, headers } = {}) {
+async function call(method, url, { body, headers, raw } = {}) {
   const init = { method, headers: { ...(headers || {}) } };
-  if (body !== undefined) {
+  if (raw !== undefined) init.body = raw; // bytes sent as they are (attachments), with the caller's type
+  else if (body !== undefined) {
     init.body = typeof body === "string" ? body : JSON.stringify(body);
     init.headers["Content-Type"] = "application/json; charset=utf-8";
   }
@@ -121,4 +122,94 @@ export async function setIndexEnabled(name, index, enabled) {
 /** Server counters (requests, queries, per-database writes), polled by the dashboard. */
 export async function serverMetrics() {
   return (await call("GET", "/admin/metrics")).json;
+}
+
+/** Ongoing and recent operations of one database (`/operations`), with their progress. */
+export async function listOperations(name) {
+  return (await call("GET", `${db(name)}/operations`)).json.Results || [];
+}
+
+/** The server's CPU, memory and request rates (`/admin/monitoring/v1/server`). */
+export async function serverMonitoring() {
+  return (await call("GET", "/admin/monitoring/v1/server")).json;
+}
+
+// ---- Document extras: attachments, counters, revisions, time series ----
+
+/** Stores `file` (a Blob or File) as the attachment `attachment` of document `id`. */
+export async function putAttachment(name, id, attachment, file, contentType) {
+  const type = contentType || file.type || "application/octet-stream";
+  await call("PUT", `${db(name)}/attachments?id=${q(id)}&name=${q(attachment)}&contentType=${q(type)}`,
+    { raw: file, headers: { "Content-Type": type } });
+}
+
+/** The URL an attachment downloads from (a plain link: the browser streams it to disk). */
+export function attachmentUrl(name, id, attachment) {
+  return `${db(name)}/attachments?id=${q(id)}&name=${q(attachment)}`;
+}
+
+export async function deleteAttachment(name, id, attachment) {
+  await call("DELETE", `${db(name)}/attachments?id=${q(id)}&name=${q(attachment)}`);
+}
+
+/** Every counter of a document: `[{ CounterName, TotalValue }]`. */
+export async function getCounters(name, id) {
+  const r = await call("GET", `${db(name)}/counters?docId=${q(id)}`);
+  return ((r.json && r.json.Counters) || []).filter(Boolean);
+}
+
+/** Adds `delta` to a counter (creating it at `delta`). */
+export async function incrementCounter(name, id, counter, delta) {
+  await call("POST", `${db(name)}/counters`, {
+    body: { Documents: [{ DocumentId: id, Operations: [{ Type: "Increment", CounterName: counter, Delta: delta }] }] },
+  });
+}
+
+export async function deleteCounter(name, id, counter) {
+  await call("POST", `${db(name)}/counters`, {
+    body: { Documents: [{ DocumentId: id, Operations: [{ Type: "Delete", CounterName: counter }] }] },
+  });
+}
+
+/** A page of a document's revisions, newest first: `{ Results, TotalResults }`. */
+export async function getRevisions(name, id, { start = 0, pageSize = 25 } = {}) {
+  const r = await call("GET", `${db(name)}/revisions?id=${q(id)}&start=${start}&pageSize=${pageSize}`);
+  return r.status === 404 || !r.json ? { Results: [], TotalResults: 0 } : { Results: r.json.Results || [], TotalResults: r.json.TotalResults ?? (r.json.Results || []).length };
+}
+
+/** A range of one time series: `{ Name, Entries: [{ Timestamp, Values, Tag }], TotalResults }` or null. */
+export async function getTimeSeries(name, id, series, { from = "", to = "", pageSize = 2000 } = {}) {
+  const r = await call("GET", `${db(name)}/timeseries?docId=${q(id)}&name=${q(series)}&from=${q(from)}&to=${q(to)}&pageSize=${pageSize}`);
+  return r.status === 404 ? null : r.json;
+}
+
+// ---- Query tools ----
+
+/** Which index a query would use and why, without running it (`?debug=explain`). */
+export async function explainQuery(name, rql) {
+  return (await call("POST", `${db(name)}/queries?debug=explain`, { body: { Query: rql, QueryParameters: {} } })).json;
+}
+
+/** Starts a patch by query (`from ... update { ... }`); resolves to the operation id. */
+export async function patchByQuery(name, rql) {
+  const r = await call("PATCH", `${db(name)}/queries`, { body: { Query: { Query: rql, QueryParameters: {} } } });
+  return r.json.OperationId;
+}
+
+/** The state of a database operation: `{ Status, Progress, Result }`. */
+export async function operationState(name, id) {
+  return (await call("GET", `${db(name)}/operations/state?id=${id}`)).json;
+}
+
+// ---- Index tools ----
+
+/** A page of the terms of one field of an index, from `fromValue` on (exclusive). */
+export async function indexTerms(name, index, field, { fromValue = "", pageSize = 100 } = {}) {
+  const from = fromValue ? `&fromValue=${q(fromValue)}` : "";
+  return (await call("GET", `${db(name)}/indexes/terms?name=${q(index)}&field=${q(field)}&pageSize=${pageSize}${from}`)).json.Terms || [];
+}
+
+/** Each index's recent batches: `[{ Name, Performance: [{ Started, DurationInMs, InputCount, ... }] }]`. */
+export async function indexPerformance(name) {
+  return (await call("GET", `${db(name)}/indexes/performance`)).json.Results || [];
 }

@@ -43,3 +43,23 @@ export function formatBytes(bytes) {
 export function formatCount(n) {
   return typeof n === "number" ? n.toLocaleString("en-US") : "";
 }
+
+/** Builds an SVG element (charts): `svg("polyline", { points })`. */
+export function svg(tag, attrs = {}, ...children) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs || {})) if (value !== undefined && value !== null) el.setAttribute(key, value);
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** Offers `text` as a file download named `name` (client-side, nothing goes to the server). */
+export function download(name, type, text) {
+  const link = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}

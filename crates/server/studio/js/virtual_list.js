@@ -7,9 +7,10 @@ export const ROW_HEIGHT = 28;
 
 /**
  * `columns` are `{ title, width, cell(row) }`; `fetchPage(start, count)` resolves to rows; `total` is the row
- * count; `onOpen(row)` runs when a row is clicked or Enter is pressed on it.
+ * count; `onOpen(row)` runs when a row is clicked or Enter is pressed on it; `onStatus(text)` hears why rows are
+ * missing (null once they load).
  */
-export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen, label }) {
+export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen, label, onStatus = () => {} }) {
   const template = columns.map((c) => c.width || "1fr").join(" ");
   const header = h("div", { class: "row header", role: "row", style: `grid-template-columns:${template};top:0` },
     columns.map((c) => h("span", { role: "columnheader" }, c.title)));
@@ -21,8 +22,12 @@ export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen,
 
   function load(page) {
     if (pages.has(page)) return;
-    const promise = fetchPage(page * pageSize, pageSize).then((rows) => { pages.set(page, rows); draw(); })
-      .catch(() => { pages.delete(page); setTimeout(draw, 1000); }); // a busy server: ask again shortly
+    const promise = fetchPage(page * pageSize, pageSize).then((rows) => { pages.set(page, rows); onStatus(null); draw(); })
+      .catch((e) => { // a busy server: say why, and ask again shortly
+        pages.delete(page);
+        onStatus(`Could not load rows (${e.message}); retrying`);
+        setTimeout(draw, 1000);
+      });
     pages.set(page, promise);
     if (pages.size > 40) pages.delete(pages.keys().next().value); // keep memory flat while scrolling far
   }
@@ -68,6 +73,17 @@ export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen,
     pending = true;
     requestAnimationFrame(() => { pending = false; draw(); });
   });
+  /** Changes the row count (the server's answer can differ from the count the page was opened with). */
+  function setTotal(count) {
+    if (count === total) return;
+    total = count;
+    spacer.style.height = `${total * ROW_HEIGHT}px`;
+    element.setAttribute("aria-rowcount", total);
+    draw();
+  }
+  // The first page is asked at once, whatever the count: a count read before the last writes were visible
+  // (0 for a collection just filled) is corrected by the page's own total instead of showing no rows.
+  load(0);
   requestAnimationFrame(draw);
-  return { element, redraw: draw };
+  return { element, redraw: draw, setTotal };
 }

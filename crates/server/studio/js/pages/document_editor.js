@@ -5,6 +5,11 @@ import * as api from "../api.js";
 import { h, notify, confirmAction } from "../dom.js";
 import { codeEditor } from "../code_editor.js";
 import { highlightJson, parseDocumentJson } from "../highlight.js";
+import { tabs } from "../tabs.js";
+import { attachmentsPanel } from "../document/attachments.js";
+import { countersPanel } from "../document/counters.js";
+import { revisionsPanel } from "../document/revisions.js";
+import { timeSeriesPanel } from "../document/time_series.js";
 
 /** Metadata the server computes; the rest (`@collection`, user keys, `@expires`...) is sent back on save. */
 const COMPUTED_METADATA = new Set(["@id", "@change-vector", "@last-modified", "@flags", "@counters", "@attachments",
@@ -101,12 +106,43 @@ export async function render(main, { database, params, go }) {
     buttons.push(reload, clone, remove);
   }
 
+  // Beside the editor: the metadata, and for a stored document its attachments, counters, revisions and time
+  // series. Changing an attachment or a counter moves the document's change vector: `changed` reloads it
+  // so the next save is not refused as stale.
+  const side = h("section", { "aria-label": "Metadata and extras" });
+  const detail = h("section", { id: "document-detail", "aria-live": "polite" });
+  const showDetail = (title, node) => { detail.replaceChildren(h("h2", {}, title), node); };
+  let extras = null;
+  function drawSide() {
+    const count = (key) => (metadata[key] || []).length;
+    const items = [{ id: "metadata", label: "Metadata", render: () => metadataView }];
+    if (!isNew) {
+      items.push(
+        { id: "attachments", label: `Attachments (${count("@attachments")})`, render: () => attachmentsPanel({ database, id, metadata, changed }) },
+        { id: "counters", label: `Counters (${count("@counters")})`, render: () => countersPanel({ database, id, changed }) },
+        { id: "revisions", label: "Revisions", render: () => revisionsPanel({ database, id, current: () => api.getDocument(database, id), show: showDetail }) },
+        { id: "timeseries", label: `Time series (${count("@timeseries")})`, render: () => timeSeriesPanel({ database, id, metadata }) });
+    }
+    extras = tabs(items, { label: "Document details", selected: extras ? extras.selected : params.tab });
+    side.replaceChildren(extras.element);
+  }
+  async function changed() {
+    const fresh = await api.getDocument(database, id);
+    if (!fresh) return;
+    ({ metadata } = splitMetadata(fresh));
+    changeVector = metadata["@change-vector"] || null;
+    showMetadata();
+    drawSide();
+  }
+  drawSide();
+
   main.append(h("h1", {}, isNew ? "New document" : `Document ${id}`),
     h("div", { class: "toolbar" }, h("label", { for: "document-id" }, "Id"), idInput, ...buttons,
       h("span", { class: "muted" }, "Ctrl+S saves")),
     problem,
     h("div", { class: "editor-grid" },
       h("section", { "aria-label": "Document" }, editor.element),
-      h("section", { "aria-label": "Metadata" }, h("h2", {}, "Metadata"), metadataView)));
+      side),
+    detail);
   (isNew ? idInput : editor.textarea).focus();
 }

@@ -43,10 +43,23 @@ export async function render(main, { database, params, go }) {
     { title: "Last modified", width: "1.4fr", cell: (d) => d["@metadata"]["@last-modified"] || "" },
     ...extra.map((f) => ({ title: f, width: "1fr", cell: (d) => fieldText(d, f) })),
   ];
+  const listStatus = h("p", { class: "error", id: "documents-status", role: "status" });
+  let shown = total;
+  const count = h("span", { class: "muted", id: "documents-count" }, `${formatCount(total)} documents`);
   const list = virtualList({
     columns, total, label: collection ? `Documents of ${collection}` : "All documents",
-    fetchPage: async (start, pageSize) => (await api.query(database, listingQuery(collection), { start, pageSize })).Results,
+    fetchPage: async (start, pageSize) => {
+      const page = await api.query(database, listingQuery(collection), { start, pageSize });
+      // The query's count is the newest: documents written after the collection counts were read show up.
+      if (typeof page.TotalResults === "number" && page.TotalResults !== shown) {
+        shown = page.TotalResults;
+        count.textContent = `${formatCount(shown)} documents`;
+        queueMicrotask(() => list.setTotal(shown));
+      }
+      return page.Results;
+    },
     onOpen: (doc) => go("document", { id: doc["@metadata"]["@id"] }),
+    onStatus: (text) => { listStatus.textContent = text || ""; },
   });
   list.element.id = "documents-list";
 
@@ -54,6 +67,6 @@ export async function render(main, { database, params, go }) {
     h("div", { class: "layout-2" }, h("nav", { "aria-label": "Collections" }, side),
       h("section", {},
         h("div", { class: "toolbar" }, newDocument, h("label", { for: "extra-columns" }, "Columns"), columnsInput,
-          h("span", { class: "muted", id: "documents-count" }, `${formatCount(total)} documents`)),
-        list.element)));
+          count),
+        listStatus, list.element)));
 }

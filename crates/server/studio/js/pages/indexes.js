@@ -5,6 +5,13 @@ import * as api from "../api.js";
 import { h, notify, confirmAction, formatCount } from "../dom.js";
 import { codeEditor } from "../code_editor.js";
 import { highlightJavaScript } from "../highlight.js";
+import { renderTerms } from "./index_terms.js";
+import { performanceGraph } from "./index_performance.js";
+
+/** How far an index is behind its collections, in etags (documents and tombstones not indexed yet). */
+export function indexLag(stats) {
+  return Object.values(stats.Collections || {}).reduce((n, c) => n + (c.DocumentLag || 0) + (c.TombstoneLag || 0), 0);
+}
 
 /** The line a compilation error points at ("line 3", "(3:14)"), or null. */
 export function errorLine(message) {
@@ -16,6 +23,7 @@ const JS_MAP_EXAMPLE = "map('Users', function (u) {\n  return { Name: u.Name };\
 
 export async function render(main, { database, params, go }) {
   if (params.edit !== undefined) return renderEditor(main, { database, name: params.edit, go });
+  if (params.terms) return renderTerms(main, { database, name: params.terms });
   const [definitions, stats, errors] = await Promise.all([
     api.listIndexes(database), api.indexStats(database).catch(() => []), api.indexErrors(database).catch(() => []),
   ]);
@@ -44,19 +52,24 @@ export async function render(main, { database, params, go }) {
       h("td", {}, formatCount(s.EntriesCount ?? 0)),
       h("td", { title: errs.map((e) => e.Error).join("\n") }, errs.length ? h("span", { class: "badge bad" }, String(errs.length)) : "0"),
       h("td", {}, s.LastIndexingTime || ""),
-      h("td", {}, formatCount(s.DocumentLag ?? 0)),
+      h("td", { class: "index-lag" }, formatCount(indexLag(s))),
       h("td", {},
+        h("a", { href: `#/indexes?terms=${encodeURIComponent(def.Name)}`, "aria-label": `Terms of index ${def.Name}` }, "Terms"), " ",
         action("Reset", () => api.resetIndex(database, def.Name)),
         action(disabled ? "Enable" : "Disable", () => api.setIndexEnabled(database, def.Name, disabled)),
         action("Delete", async () => { if (confirmAction(`Delete index ${def.Name}?`)) await api.deleteIndex(database, def.Name); }, "danger"))));
   }
   if (!definitions.length) tbody.append(h("tr", {}, h("td", { colspan: 9, class: "muted" }, "No index yet.")));
   const refresh = h("button", { type: "button", id: "refresh-indexes" }, "Refresh");
+  const performance = h("section", { "aria-label": "Indexing performance", id: "index-performance-section" }, h("p", { class: "muted" }, "Loading..."));
   refresh.addEventListener("click", async () => { main.replaceChildren(); await render(main, { database, params, go }); });
   main.append(h("h1", {}, "Indexes"), h("div", { class: "toolbar" }, newIndex, refresh),
     h("table", { id: "indexes-table" },
-      h("thead", {}, h("tr", {}, ["Name", "Type", "State", "Staleness", "Entries", "Errors", "Last indexed", "Lag", ""].map((t) => h("th", { scope: "col" }, t)))),
-      tbody));
+      h("thead", {}, h("tr", {}, ["Name", "Type", "State", "Staleness", "Entries", "Errors", "Last indexed", "Lag (etags)", ""].map((t) => h("th", { scope: "col" }, t)))),
+      tbody),
+    h("h2", {}, "Indexing performance"), performance);
+  performanceGraph(database).then((node) => performance.replaceChildren(node))
+    .catch((e) => performance.replaceChildren(h("p", { class: "error" }, `Could not read indexing performance: ${e.message}`)));
 }
 
 async function renderEditor(main, { database, name, go }) {

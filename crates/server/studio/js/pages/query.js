@@ -2,13 +2,17 @@
 // used, staleness and timing; recent queries are remembered in the browser.
 
 import * as api from "../api.js";
-import { h, formatCount } from "../dom.js";
+import { h, formatCount, download } from "../dom.js";
 import { codeEditor } from "../code_editor.js";
 import { highlightJson } from "../highlight.js";
 import { highlightRql, completionContext, suggest, collectionOf } from "../rql.js";
 import { resultColumns, cellText, toCsv } from "../results.js";
+import { isPatchQuery, runPatch } from "./query_patch.js";
+import { explain } from "./query_explain.js";
 
 const PAGE_SIZE = 50;
+const EXPORT_PAGE = 1024;
+const EXPORT_LIMIT = 100_000;
 const RECENT_KEY = "corvid.recentQueries";
 
 function recentQueries() {
@@ -41,10 +45,17 @@ export async function render(main, { database, params }) {
     return fields;
   }
 
+  let asked = 0; // completions asked so far: an answer that arrives after a newer question is dropped
   async function openCompletions() {
+    const question = ++asked;
     const caret = editor.textarea.selectionStart;
-    context = completionContext(editor.value, caret);
-    if (context.kind === "field") catalog.fields = await loadFields(collectionOf(editor.value));
+    const wanted = completionContext(editor.value, caret);
+    if (wanted.kind === "field") {
+      const fields = await loadFields(collectionOf(editor.value));
+      if (question !== asked) return;
+      catalog.fields = fields;
+    }
+    context = wanted;
     choices = suggest(context, catalog);
     chosen = 0;
     if (!choices.length) return closeCompletions();
@@ -58,7 +69,7 @@ export async function render(main, { database, params }) {
     popup.style.left = `${48 + Math.min(line[line.length - 1].length, 60) * 7.8}px`;
     popup.hidden = false;
   }
-  function closeCompletions() { popup.hidden = true; choices = []; }
+  function closeCompletions() { asked++; popup.hidden = true; choices = []; }
   function highlightChoice() {
     [...popup.children].forEach((li, i) => li.setAttribute("aria-selected", i === chosen ? "true" : "false"));
     popup.children[chosen]?.scrollIntoView({ block: "nearest" });
@@ -86,7 +97,9 @@ export async function render(main, { database, params }) {
     if (/[@\w']$/.test(before) || /\b(from|index|where|and|or|by|select)\s$/i.test(before)) openCompletions();
     else closeCompletions();
   });
-  editor.textarea.addEventListener("blur", () => setTimeout(closeCompletions, 100));
+  // Closed a moment after the editor loses focus (a click on a choice lands first), unless focus came back:
+  // a late close would hide the list the user is typing into.
+  editor.textarea.addEventListener("blur", () => setTimeout(() => { if (document.activeElement !== editor.textarea) closeCompletions(); }, 100));
 
   const runButton = h("button", { type: "button", class: "primary", id: "run-query" }, "Run");
   const viewSelect = h("select", { id: "result-view", "aria-label": "Show results as" }, h("option", { value: "table" }, "Table"), h("option", { value: "json" }, "JSON"));
@@ -102,6 +115,13 @@ export async function render(main, { database, params }) {
   async function run(from) {
     const rql = editor.value.trim();
     if (!rql) return;
+    if (isPatchQuery(rql)) {
+      summary.textContent = "";
+      last = null;
+      const final = await runPatch(database, rql, results);
+      if (final) remember(rql);
+      return;
+    }
     start = from;
     summary.textContent = "Running...";
     try {
@@ -142,24 +162,46 @@ export async function render(main, { database, params }) {
       }))));
   }
 
-  /** Offers the shown page of results as a file. */
-  function download(name, type, text) {
-    const link = h("a", { href: URL.createObjectURL(new Blob([text], { type })), download: name });
-    link.click();
-    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+  // Exports hold every result (not only the page shown), read in pages, up to EXPORT_LIMIT rows.
+  async function allResults() {
+    const rql = editor.value.trim();
+    const rows = [];
+    for (let from = 0; from < EXPORT_LIMIT; from += EXPORT_PAGE) {
+      const page = await api.query(database, rql, { start: from, pageSize: Math.min(EXPORT_PAGE, EXPORT_LIMIT - from) });
+      rows.push(...page.Results);
+      if (!page.Results.length || rows.length >= (page.TotalResults ?? rows.length)) break;
+    }
+    return rows;
   }
-  const exportJson = h("button", { type: "button", id: "export-json" }, "Export JSON");
-  exportJson.addEventListener("click", () => last && download("results.json", "application/json", JSON.stringify(last.Results, null, 2)));
-  const exportCsv = h("button", { type: "button", id: "export-csv" }, "Export CSV");
-  exportCsv.addEventListener("click", () => last && download("results.csv", "text/csv", toCsv(last.Results)));
+  function exporter(id, label, name, type, format) {
+    const button = h("button", { type: "button", id }, label);
+    button.addEventListener("click", async () => {
+      if (!last) { summary.textContent = "Run a query first, then export its results."; return; }
+      button.disabled = true;
+      try {
+        const rows = await allResults();
+        download(name, type, format(rows));
+        summary.append(h("span", { id: "export-status" }, ` · exported ${formatCount(rows.length)} rows as ${name}`));
+      } catch (e) {
+        results.replaceChildren(h("p", { class: "error", role: "alert", id: "query-error" }, `Export failed: ${e.message}`));
+      } finally {
+        button.disabled = false;
+      }
+    });
+    return button;
+  }
+  const exportJson = exporter("export-json", "Export JSON", "results.json", "application/json", (rows) => JSON.stringify(rows, null, 2));
+  const exportCsv = exporter("export-csv", "Export CSV", "results.csv", "text/csv", toCsv);
 
   runButton.addEventListener("click", () => run(0));
+  const explainButton = h("button", { type: "button", id: "explain-query" }, "Explain");
+  explainButton.addEventListener("click", () => { const rql = editor.value.trim(); if (rql) { summary.textContent = ""; explain(database, rql, results); } });
   prev.addEventListener("click", () => run(Math.max(0, start - PAGE_SIZE)));
   next.addEventListener("click", () => run(start + PAGE_SIZE));
   viewSelect.addEventListener("change", draw);
 
   main.append(h("h1", {}, "Query"), editor.element,
-    h("div", { class: "toolbar" }, runButton, h("span", { class: "muted" }, "Ctrl+Enter runs, Ctrl+Space completes"),
+    h("div", { class: "toolbar" }, runButton, explainButton, h("span", { class: "muted" }, "Ctrl+Enter runs (a query with update { } patches, after asking), Ctrl+Space completes"),
       recent, h("label", { for: "result-view" }, "View"), viewSelect, prev, next, exportJson, exportCsv),
     summary, results);
   editor.textarea.focus();
