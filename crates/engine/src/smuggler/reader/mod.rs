@@ -9,6 +9,7 @@ mod definitions;
 mod documents;
 mod dump_reader;
 mod replay;
+mod time_series;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
@@ -263,6 +264,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 })?;
                 replay::delete_other_counters(self.db, &mut self.writer, &seen, &mut self.result)
             }
+            Section::TimeSeries if self.wants(ItemType::TimeSeries) => self.time_series(item),
+            Section::TimeSeriesDeletedRanges if self.wants(ItemType::TimeSeries) => self.time_series_deleted_ranges(item),
             Section::Subscriptions if self.wants(ItemType::Subscriptions) => self.each_json(item, |run, value| {
                 run.result.subscriptions.processed = true;
                 definitions::import_subscription(run.db, &value, &mut run.result)
@@ -320,9 +323,6 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         match counts {
             Some(counts) => {
                 counts.skipped += skipped;
-                if section == Section::TimeSeries && skipped > 0 && self.wants(ItemType::TimeSeries) {
-                    self.result.note(format!("{skipped} time-series segments were skipped: Corvid does not decode RavenDB's segments yet"));
-                }
             }
             None if skipped > 0 => self.result.note(format!("Section '{name}' ({skipped} items) was skipped: Corvid does not import it")),
             None => {}
