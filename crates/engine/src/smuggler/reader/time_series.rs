@@ -105,7 +105,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
 }
 
 /// The entries Corvid keeps of a segment, in order, and how many it left out: dead entries are gone, an
-/// incremental series' entries of one timestamp (one per contributing database) are summed, and an entry
+/// incremental series' entries of one timestamp (one per contributing database) are summed into one (Corvid
+/// keeps a total per timestamp; it keeps the first one's tag), and an entry
 /// with an absent value before a present one (Corvid has no absent values) is left out.
 fn live_entries(decoded: Vec<SegmentEntry>, incremental: bool) -> (Vec<TimeSeriesEntry>, u64) {
     let mut out: Vec<TimeSeriesEntry> = Vec::with_capacity(decoded.len());
@@ -144,15 +145,7 @@ pub(super) fn write_entries(txn: &mut WriteTxn<'_>, id: &str, name: &str, entrie
     let key = id_key(id);
     let Some(document) = txn.document(&key)? else { return Ok(false) };
     let existed = txn.time_series_stats(&key, name)?.is_some();
-    let incremental = is_incremental(name);
-    let tag = incremental.then(|| format!("TC:INC-{}", txn.database_id()));
-    if let Some(tag) = tag {
-        // Corvid keeps one total per timestamp of an incremental series, tagged with its own database.
-        let retagged: Vec<TimeSeriesEntry> = entries.iter().map(|e| TimeSeriesEntry { tag: Some(tag.clone()), ..e.clone() }).collect();
-        txn.append_time_series(&key, name, &retagged)?;
-    } else {
-        txn.append_time_series(&key, name, entries)?;
-    }
+    txn.append_time_series(&key, name, entries)?;
     if !existed {
         // The document keeps its `@last-modified` from the dump.
         refresh_document(txn, &key, document.last_modified)?;
