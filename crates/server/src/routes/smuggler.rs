@@ -136,8 +136,9 @@ pub async fn export(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
-    let options = export_options(&state, &headers, body).await?;
+    let mut options = export_options(&state, &headers, body).await?;
     let database = state.landlord.database(&db).await?;
+    options.time_series_config = state.landlord.entry(&db).and_then(|entry| entry.time_series);
     let operation = database.operations().start(query.get_u64("operationId"), "DatabaseExport", format!("Export of database '{db}'"));
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let name = db.clone();
@@ -229,7 +230,14 @@ pub async fn import(
     .await?;
     drop(multipart);
     match outcome {
-        Ok(result) => {
+        Ok(mut result) => {
+            if let Some(config) = result.time_series_config.take() {
+                if !super::time_series_config::apply_imported(&state, &db, config).await? {
+                    result
+                        .messages
+                        .push("The DatabaseRecord's time-series configuration was not applied: it has rollup or retention policies".into());
+                }
+            }
             tracing::info!(database = %db, summary = %result.summary(), bytes = result.bytes, "import done");
             let json = result_json(&result);
             operation.complete(OperationResult::Smuggler(Box::new(result)));

@@ -102,6 +102,18 @@ pub async fn configure_names(State(state): State<AppState>, Path(db): Path<Strin
     Ok(answer(&state))
 }
 
+/// Applies the time-series configuration an import's `DatabaseRecord` brought; false (not applied) when it
+/// asks for rollup or retention policies, which [`configure`] refuses too.
+pub(crate) async fn apply_imported(state: &AppState, db: &str, config: Value) -> ApiResult<bool> {
+    let collections = config.get("Collections").and_then(Value::as_object).into_iter().flat_map(|c| c.values());
+    if collections.clone().any(has_policies) {
+        return Ok(false);
+    }
+    let (landlord, db) = (state.landlord.clone(), db.to_owned());
+    blocking(move || landlord.update(&db, |entry| entry.time_series = Some(config)).map(|_| ())).await?;
+    Ok(true)
+}
+
 /// `GET /timeseries/config`: the record's `TimeSeries` configuration (null when never configured).
 pub async fn get(State(state): State<AppState>, Path(db): Path<String>) -> ApiResult<Response> {
     let entry = state.landlord.entry(&db).ok_or_else(|| ApiError::DatabaseDoesNotExist(db.clone()))?;

@@ -22,6 +22,7 @@ use super::format::counter_group;
 use super::format::sections::{self, Section, BLOB_SIZE, COMPLETE_SECTIONS};
 use super::item_types::ItemType;
 use super::options::ImportOptions;
+use super::record_config;
 use super::smuggler_result::SmugglerResult;
 use super::writer::Progress;
 use crate::{Database, EngineError};
@@ -142,7 +143,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             let section = Section::of(&name);
             match value {
                 SectionValue::Scalar(text) => self.scalar(section, &name, &text)?,
-                SectionValue::Object(object) => self.object(section, &name, &object),
+                SectionValue::Object(object) => self.object(section, &name, &object)?,
                 SectionValue::Array => self.array(section, &name, &mut item)?,
             }
             self.report()?;
@@ -164,7 +165,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         Ok(())
     }
 
-    fn object(&mut self, section: Section, name: &str, object: &[u8]) {
+    fn object(&mut self, section: Section, name: &str, object: &[u8]) -> Result<(), EngineError> {
         if section == Section::DatabaseRecord {
             let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
             self.complete = record
@@ -174,12 +175,13 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 .unwrap_or_default();
         }
         if section == Section::DatabaseRecord && self.wants(ItemType::DatabaseRecord) {
-            self.result.database_record.processed = true;
-            self.result.database_record.skipped += 1;
-            self.result.note("The DatabaseRecord was not applied: Corvid does not import database configuration yet");
+            // Before the documents: revisions of imported documents follow the imported configuration.
+            let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
+            record_config::apply(self.db, &record, &self.options.record_types, &mut self.result)?;
         } else if section != Section::DatabaseRecord {
             self.result.note(format!("Section '{name}' was skipped: Corvid does not know it"));
         }
+        Ok(())
     }
 
     fn array(&mut self, section: Section, name: &str, item: &mut Vec<u8>) -> Result<(), EngineError> {
