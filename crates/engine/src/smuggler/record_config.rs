@@ -1,10 +1,10 @@
 //! The configuration a dump's `DatabaseRecord` carries and Corvid keeps per database: `Revisions`,
-//! `Expiration` and `Refresh`. Export writes them; import applies each part the options select
-//! (`OperateOnDatabaseRecordTypes`, RavenDB's semantics: only when `DatabaseRecord` is among the item types,
-//! and a part absent or null in the dump changes nothing). The time-series configuration lives in the
-//! server's catalog, so the import hands it back to the caller (see [`SmugglerResult::time_series_config`]).
+//! `Expiration` and `Refresh` (and `TimeSeries`, kept by the server's catalog only). Export writes them;
+//! import applies each part the options select (`OperateOnDatabaseRecordTypes`, RavenDB's semantics: only
+//! when `DatabaseRecord` is among the item types, and a part absent or null in the dump changes nothing),
+//! and lists what it applied in [`SmugglerResult::record_config`] for the caller's catalog.
 //!
-//! [`SmugglerResult::time_series_config`]: super::SmugglerResult::time_series_config
+//! [`SmugglerResult::record_config`]: super::SmugglerResult::record_config
 
 use serde_json::{Map, Value};
 
@@ -55,16 +55,24 @@ pub(crate) fn export_parts(db: &Database, record: &mut Map<String, Value>) -> Re
 }
 
 /// Applies the selected parts of an imported record; a part that cannot be read is noted and skipped, as
-/// RavenDB skips it.
-pub(crate) fn apply(db: &Database, record: &Value, types: &RecordTypes, result: &mut SmugglerResult) -> Result<(), EngineError> {
+/// RavenDB skips it. The revisions configuration is handed back, to be set once the import's documents
+/// are in: set before them, a document's attachments would make revisions the dump does not have.
+pub(crate) fn apply(
+    db: &Database,
+    record: &Value,
+    types: &RecordTypes,
+    result: &mut SmugglerResult,
+) -> Result<Option<RevisionsConfig>, EngineError> {
     result.database_record.processed = true;
     let part = |name: &str| record.get(name).filter(|v| !v.is_null() && types.contains(name));
-    let mut applied = Vec::new();
+    let mut applied = Map::new();
+    let mut revisions = None;
     if let Some(value) = part("Revisions") {
         match RevisionsConfig::from_json(value) {
             Ok(config) => {
-                db.set_revisions_config(Some(config))?;
-                applied.push("Revisions");
+                let rendered = if config.is_empty() { Value::Null } else { config.to_json() };
+                revisions = Some(config);
+                applied.insert("Revisions".into(), rendered);
             }
             Err(e) => note_bad(result, "Revisions", &e),
         }
@@ -74,23 +82,24 @@ pub(crate) fn apply(db: &Database, record: &Value, types: &RecordTypes, result: 
             match SweepConfig::from_json(value, refresh) {
                 Ok(config) => {
                     db.set_expiration_config(refresh, &config)?;
-                    applied.push(name);
+                    applied.insert(name.into(), config.to_json(refresh));
                 }
                 Err(e) => note_bad(result, name, &e),
             }
         }
     }
     if let Some(value) = part("TimeSeries").filter(|v| v.is_object()) {
-        result.time_series_config = Some(value.clone());
-        applied.push("TimeSeries");
+        applied.insert("TimeSeries".into(), value.clone());
     }
     if applied.is_empty() {
         result.database_record.skipped += 1;
     } else {
         result.database_record.read += 1;
-        result.note(format!("The DatabaseRecord's configuration was applied: {}", applied.join(", ")));
+        let names: Vec<&str> = applied.keys().map(String::as_str).collect();
+        result.note(format!("The DatabaseRecord's configuration was applied: {}", names.join(", ")));
     }
-    Ok(())
+    result.record_config = applied;
+    Ok(revisions)
 }
 
 fn note_bad(result: &mut SmugglerResult, part: &str, e: &EngineError) {

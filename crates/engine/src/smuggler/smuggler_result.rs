@@ -51,9 +51,9 @@ pub struct SmugglerResult {
     pub last_raft_index: u64,
     /// Notes on what was skipped or failed and why, in order.
     pub messages: Vec<String>,
-    /// Import: the record's time-series configuration, selected and present in the dump, for the caller to
-    /// apply (it lives in the server's catalog).
-    pub time_series_config: Option<serde_json::Value>,
+    /// Import: the parts of the dump's `DatabaseRecord` applied (`Revisions`, `Expiration`, `Refresh`,
+    /// `TimeSeries`), as the record shows them, for the caller's catalog to keep; the engine applied its own.
+    pub record_config: serde_json::Map<String, serde_json::Value>,
 }
 
 /// At most this many messages are kept (a dump of a million bad items says so in its counts).

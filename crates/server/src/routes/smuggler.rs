@@ -231,12 +231,15 @@ pub async fn import(
     drop(multipart);
     match outcome {
         Ok(mut result) => {
-            if let Some(config) = result.time_series_config.take() {
-                if !super::time_series_config::apply_imported(&state, &db, config).await? {
-                    result
-                        .messages
-                        .push("The DatabaseRecord's time-series configuration was not applied: it has rollup or retention policies".into());
-                }
+            if !result.record_config.is_empty() {
+                let (landlord, name, parts) = (state.landlord.clone(), db.clone(), std::mem::take(&mut result.record_config));
+                let notes = blocking(move || {
+                    let mut notes = Vec::new();
+                    landlord.update(&name, |entry| notes = super::imported_record::keep_in_entry(entry, &parts))?;
+                    Ok(notes)
+                })
+                .await?;
+                result.messages.extend(notes);
             }
             tracing::info!(database = %db, summary = %result.summary(), bytes = result.bytes, "import done");
             let json = result_json(&result);

@@ -18,7 +18,7 @@ use crate::state::AppState;
 
 /// Whether a collection's configuration asks for rollups or a raw retention (a `Policies` entry, or a
 /// `RawPolicy` whose retention is not the unlimited `MaxValue`).
-fn has_policies(collection: &Value) -> bool {
+pub(crate) fn has_policies(collection: &Value) -> bool {
     let policies = collection.get("Policies").and_then(Value::as_array).is_some_and(|p| !p.is_empty());
     let retention = collection.get("RawPolicy").and_then(|p| p.get("RetentionTime"));
     let limited =
@@ -100,18 +100,6 @@ pub async fn configure_names(State(state): State<AppState>, Path(db): Path<Strin
         )));
     }
     Ok(answer(&state))
-}
-
-/// Applies the time-series configuration an import's `DatabaseRecord` brought; false (not applied) when it
-/// asks for rollup or retention policies, which [`configure`] refuses too.
-pub(crate) async fn apply_imported(state: &AppState, db: &str, config: Value) -> ApiResult<bool> {
-    let collections = config.get("Collections").and_then(Value::as_object).into_iter().flat_map(|c| c.values());
-    if collections.clone().any(has_policies) {
-        return Ok(false);
-    }
-    let (landlord, db) = (state.landlord.clone(), db.to_owned());
-    blocking(move || landlord.update(&db, |entry| entry.time_series = Some(config)).map(|_| ())).await?;
-    Ok(true)
 }
 
 /// `GET /timeseries/config`: the record's `TimeSeries` configuration (null when never configured).

@@ -48,6 +48,8 @@ struct ImportRun<'a, 'p, R: BufRead> {
     staged: HashMap<String, StagedBlob>,
     /// Sections the dump's record says were written whole (Corvid's `CorvidCompleteSections`).
     complete: Vec<String>,
+    /// The record's revisions configuration, set once the documents are in.
+    revisions_config: Option<crate::revisions::RevisionsConfig>,
 }
 
 /// Reads the dump in `input` (gzip, zstd or plain JSON) into the database.
@@ -70,6 +72,7 @@ pub fn import(
         item_index: 0,
         staged: HashMap::new(),
         complete: Vec::new(),
+        revisions_config: None,
     };
     let outcome = run.sections();
     if outcome.is_err() {
@@ -150,6 +153,9 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         }
         self.section.clear();
         self.writer.flush(&mut self.result)?;
+        if let Some(config) = self.revisions_config.take() {
+            self.db.set_revisions_config(Some(config))?;
+        }
         self.report()
     }
 
@@ -177,7 +183,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         if section == Section::DatabaseRecord && self.wants(ItemType::DatabaseRecord) {
             // Before the documents: revisions of imported documents follow the imported configuration.
             let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
-            record_config::apply(self.db, &record, &self.options.record_types, &mut self.result)?;
+            self.revisions_config = record_config::apply(self.db, &record, &self.options.record_types, &mut self.result)?;
         } else if section != Section::DatabaseRecord {
             self.result.note(format!("Section '{name}' was skipped: Corvid does not know it"));
         }
