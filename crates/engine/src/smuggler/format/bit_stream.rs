@@ -24,7 +24,7 @@ impl BitWriter {
         debug_assert!(count <= 64);
         for i in (0..count).rev() {
             let bit = (value >> i) & 1;
-            if self.bits % 8 == 0 {
+            if self.bits.is_multiple_of(8) {
                 self.bytes.push(0);
             }
             if bit == 1 {
@@ -42,7 +42,7 @@ impl BitWriter {
         }
         self.bits = bits;
         self.bytes.truncate(bits.div_ceil(8));
-        if bits % 8 != 0 {
+        if !bits.is_multiple_of(8) {
             let last = self.bytes.len() - 1;
             self.bytes[last] &= 0xFFu8 << (8 - bits % 8);
         }

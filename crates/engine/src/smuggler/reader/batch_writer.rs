@@ -180,7 +180,7 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
         }
         ImportItem::Counters { id, counters, exact } => write_counters(txn, id, counters, exact, outcome),
         ImportItem::TimeSeries { id, name, entries } => {
-            if !super::time_series::write_entries(txn, &id, &name, &entries)? {
+            if !super::time_series_writes::write_entries(txn, &id, &name, &entries)? {
                 outcome.time_series_of_missing_documents += entries.len() as u64;
                 if outcome.notes.len() < 10 {
                     outcome.notes.push(format!("Time series '{name}' of '{id}' was skipped: the document is not in the database"));
@@ -188,7 +188,7 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
             }
             Ok(())
         }
-        ImportItem::DeleteTimeSeries { id, name, from, to } => super::time_series::delete_range(txn, &id, &name, from, to),
+        ImportItem::DeleteTimeSeries { id, name, from, to } => super::time_series_writes::delete_range(txn, &id, &name, from, to),
         ImportItem::DeleteCompareExchange { key } => {
             txn.delete_compare_exchange(&key)?;
             Ok(())

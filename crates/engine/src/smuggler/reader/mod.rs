@@ -10,6 +10,7 @@ mod documents;
 mod dump_reader;
 mod replay;
 mod time_series;
+mod time_series_writes;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read};

@@ -5,8 +5,8 @@
 
 use std::io::BufRead;
 
-use corvid_storage::{TimeSeriesEntry, WriteTxn};
-use corvid_types::{format_date_ms, id_key, validate_name, NameKind};
+use corvid_storage::TimeSeriesEntry;
+use corvid_types::{format_date_ms, validate_name, NameKind};
 use serde_json::Value;
 
 use super::batch_writer::ImportItem;
@@ -14,7 +14,6 @@ use super::ImportRun;
 use crate::smuggler::format::time_series_item::{parse_deleted_range, parse_header};
 use crate::smuggler::format::time_series_segment::{self, SegmentEntry, MAX_SEGMENT_BYTES};
 use crate::time_series::is_incremental;
-use crate::write::metadata::refresh_document;
 use crate::EngineError;
 
 /// A blob larger than this is not a segment: the dump is corrupt (RavenDB's segments are at most 2 KB).
@@ -137,30 +136,6 @@ fn live_entries(decoded: Vec<SegmentEntry>, incremental: bool) -> (Vec<TimeSerie
 
 fn to_entry(entry: SegmentEntry) -> TimeSeriesEntry {
     TimeSeriesEntry { timestamp: entry.timestamp, values: entry.values, tag: entry.tag }
-}
-
-/// Appends imported entries (an entry at an existing timestamp replaces it, so a repeated import
-/// converges); the document's `@timeseries` follows when the series is new. False: no such document.
-pub(super) fn write_entries(txn: &mut WriteTxn<'_>, id: &str, name: &str, entries: &[TimeSeriesEntry]) -> Result<bool, EngineError> {
-    let key = id_key(id);
-    let Some(document) = txn.document(&key)? else { return Ok(false) };
-    let existed = txn.time_series_stats(&key, name)?.is_some();
-    txn.append_time_series(&key, name, entries)?;
-    if !existed {
-        // The document keeps its `@last-modified` from the dump.
-        refresh_document(txn, &key, document.last_modified)?;
-    }
-    Ok(true)
-}
-
-/// Removes a range of a series; the document's `@timeseries` follows when the series is gone.
-pub(super) fn delete_range(txn: &mut WriteTxn<'_>, id: &str, name: &str, from: i64, to: i64) -> Result<(), EngineError> {
-    let key = id_key(id);
-    let Some(document) = txn.document(&key)? else { return Ok(()) };
-    if txn.delete_time_series_range(&key, name, from, to)? {
-        refresh_document(txn, &key, document.last_modified)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
