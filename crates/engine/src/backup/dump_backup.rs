@@ -79,6 +79,7 @@ fn backup_options(after_etag: u64) -> ExportOptions {
         include_artificial: true,
         compression: Compression::Zstd,
         after_etag,
+        time_series_config: None,
     }
 }
 

@@ -127,7 +127,7 @@ fn options_for(last: bool, skip_indexes: bool) -> ImportOptions {
     if skip_indexes {
         types = types.without(ItemType::Indexes);
     }
-    ImportOptions { types, collections: Vec::new(), skip_revision_creation: true, replay: true }
+    ImportOptions { types, skip_revision_creation: true, replay: true, ..ImportOptions::default() }
 }
 
 /// Replays `files` (from [`locate_dump_chain`]) into `db` in order; `progress` hears each file's counts

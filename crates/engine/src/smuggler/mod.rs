@@ -8,6 +8,7 @@ pub mod format;
 mod item_types;
 mod options;
 mod reader;
+mod record_config;
 mod smuggler_result;
 mod writer;
 
@@ -15,5 +16,6 @@ pub use format::compression::{open_dump, Compression, DumpSink};
 pub use item_types::{ItemType, ItemTypes};
 pub use options::{ExportOptions, ImportOptions};
 pub use reader::import;
+pub use record_config::RecordTypes;
 pub use smuggler_result::{Counts, SmugglerResult};
 pub use writer::{export, Progress};

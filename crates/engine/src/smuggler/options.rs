@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::format::compression::Compression;
 use super::item_types::{ItemType, ItemTypes};
+use super::record_config::RecordTypes;
 use crate::EngineError;
 
 /// The options of an export.
@@ -21,6 +22,8 @@ pub struct ExportOptions {
     /// Only documents, revisions and tombstones with an etag above this one (an incremental backup: what
     /// changed since the previous backup); 0 writes them all.
     pub after_etag: u64,
+    /// The record's time-series configuration (kept by the server's catalog), written in `DatabaseRecord`.
+    pub time_series_config: Option<Value>,
 }
 
 impl Default for ExportOptions {
@@ -31,6 +34,7 @@ impl Default for ExportOptions {
             include_artificial: false,
             compression: Compression::Gzip,
             after_etag: 0,
+            time_series_config: None,
         }
     }
 }
@@ -48,11 +52,19 @@ pub struct ImportOptions {
     /// document's attachments become exactly those the dump lists, and the sections the dump's record
     /// marks complete (Corvid's backups) replace what the database holds, so deletes are replayed too.
     pub replay: bool,
+    /// The parts of the dump's `DatabaseRecord` applied (`OperateOnDatabaseRecordTypes`).
+    pub record_types: RecordTypes,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        ImportOptions { types: ItemTypes::default_types(), collections: Vec::new(), skip_revision_creation: false, replay: false }
+        ImportOptions {
+            types: ItemTypes::default_types(),
+            collections: Vec::new(),
+            skip_revision_creation: false,
+            replay: false,
+            record_types: RecordTypes::default(),
+        }
     }
 }
 
@@ -104,6 +116,7 @@ impl ExportOptions {
             include_artificial: flag(json, "IncludeArtificial", false),
             compression,
             after_etag: 0,
+            time_series_config: None,
         })
     }
 }
@@ -117,6 +130,7 @@ impl ImportOptions {
             collections: collections_of(json),
             skip_revision_creation: flag(json, "SkipRevisionCreation", false),
             replay: false,
+            record_types: RecordTypes::from_options(json),
         })
     }
 

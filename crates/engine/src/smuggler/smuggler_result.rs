@@ -51,6 +51,9 @@ pub struct SmugglerResult {
     pub last_raft_index: u64,
     /// Notes on what was skipped or failed and why, in order.
     pub messages: Vec<String>,
+    /// Import: the parts of the dump's `DatabaseRecord` applied (`Revisions`, `Expiration`, `Refresh`,
+    /// `TimeSeries`), as the record shows them, for the caller's catalog to keep; the engine applied its own.
+    pub record_config: serde_json::Map<String, serde_json::Value>,
 }
 
 /// At most this many messages are kept (a dump of a million bad items says so in its counts).

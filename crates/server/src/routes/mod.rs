@@ -18,6 +18,7 @@ mod database_state;
 mod docs;
 mod expiration;
 mod hilo;
+mod imported_record;
 mod index_performance;
 mod index_trace;
 mod indexes;

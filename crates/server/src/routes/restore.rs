@@ -131,6 +131,8 @@ fn restore_dumps(
                 return Err(e);
             }
         };
+        // The configuration in force is the last file's (each file's record was applied in turn).
+        let record_config = results.last().map(|(_, r)| r.record_config.clone()).unwrap_or_default();
         for (file, result) in results {
             documents += result.documents.read;
             messages.push(format!("{file}: {}", result.summary()));
@@ -139,6 +141,7 @@ fn restore_dumps(
         let mut record: CatalogEntry = serde_json::from_value(with_required_fields(json!({})))
             .map_err(|e| ApiError::Internal(format!("a new database record cannot be made: {e}")))?;
         record.periodic_backups.clear();
+        messages.extend(super::imported_record::keep_in_entry(&mut record, &record_config));
         Ok(record)
     })?;
     messages.insert(0, format!("Restored database {} from {} backup files ({total_bytes} bytes)", entry.name, chain.len()));

@@ -136,8 +136,9 @@ pub async fn export(
     body: Body,
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
-    let options = export_options(&state, &headers, body).await?;
+    let mut options = export_options(&state, &headers, body).await?;
     let database = state.landlord.database(&db).await?;
+    options.time_series_config = state.landlord.entry(&db).and_then(|entry| entry.time_series);
     let operation = database.operations().start(query.get_u64("operationId"), "DatabaseExport", format!("Export of database '{db}'"));
     let (sender, mut receiver) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let name = db.clone();
@@ -229,7 +230,23 @@ pub async fn import(
     .await?;
     drop(multipart);
     match outcome {
-        Ok(result) => {
+        Ok(mut result) => {
+            if !result.record_config.is_empty() {
+                let (landlord, name, parts) = (state.landlord.clone(), db.clone(), std::mem::take(&mut result.record_config));
+                let database = state.landlord.database(&db).await?;
+                let notes = blocking(move || {
+                    let (mut notes, mut time_series) = (Vec::new(), None);
+                    landlord.update(&name, |entry| {
+                        notes = super::imported_record::keep_in_entry(entry, &parts);
+                        time_series = entry.time_series.clone();
+                    })?;
+                    // Rollup and retention policies of the imported configuration start running now.
+                    database.set_time_series_policies(corvid_engine::time_series_policy::policies_of(time_series.as_ref()));
+                    Ok(notes)
+                })
+                .await?;
+                result.messages.extend(notes);
+            }
             tracing::info!(database = %db, summary = %result.summary(), bytes = result.bytes, "import done");
             let json = result_json(&result);
             operation.complete(OperationResult::Smuggler(Box::new(result)));

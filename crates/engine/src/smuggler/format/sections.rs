@@ -15,6 +15,7 @@ pub const COMPARE_EXCHANGE: &str = "CompareExchange";
 pub const COUNTER_GROUPS: &str = "CounterGroups";
 pub const SUBSCRIPTIONS: &str = "Subscriptions";
 pub const TIME_SERIES: &str = "TimeSeries";
+pub const TIME_SERIES_DELETED_RANGES: &str = "TimeSeriesDeletedRanges";
 
 /// A property of Corvid's `DatabaseRecord`: the sections written whole (see `ImportOptions::replay`).
 pub const COMPLETE_SECTIONS: &str = "CorvidCompleteSections";
@@ -44,6 +45,7 @@ pub enum Section {
     LegacyCounters,
     Subscriptions,
     TimeSeries,
+    TimeSeriesDeletedRanges,
     Unknown,
 }
 
@@ -79,6 +81,8 @@ impl Section {
             Section::Subscriptions
         } else if is(TIME_SERIES) {
             Section::TimeSeries
+        } else if is(TIME_SERIES_DELETED_RANGES) {
+            Section::TimeSeriesDeletedRanges
         } else {
             Section::Unknown
         }

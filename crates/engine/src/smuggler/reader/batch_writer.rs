@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::mpsc;
 
-use corvid_storage::{flags, NewRevision, StagedBlob, UnsyncedBlob, WriteTxn};
+use corvid_storage::{flags, NewRevision, StagedBlob, TimeSeriesEntry, UnsyncedBlob, WriteTxn};
 use corvid_types::{id_key, now_nanos};
 
 use crate::attachments::AttachmentCommand;
@@ -62,6 +62,19 @@ pub(crate) enum ImportItem {
         name: String,
         value: u64,
     },
+    /// A segment's live entries.
+    TimeSeries {
+        id: String,
+        name: String,
+        entries: Vec<TimeSeriesEntry>,
+    },
+    /// A range of a series removed (bounds inclusive, unix milliseconds).
+    DeleteTimeSeries {
+        id: String,
+        name: String,
+        from: i64,
+        to: i64,
+    },
     /// `may_create_revision`: the delete may make a delete revision (not with `SkipRevisionCreation`:
     /// the dump's revisions have it already).
     Tombstone {
@@ -74,6 +87,7 @@ pub(crate) enum ImportItem {
 #[derive(Default)]
 struct BatchOutcome {
     counters_of_missing_documents: u64,
+    time_series_of_missing_documents: u64,
     notes: Vec<String>,
 }
 
@@ -158,6 +172,7 @@ impl<'a> BatchWriter<'a> {
         let Some(answer) = self.in_flight.pop_front() else { return Ok(()) };
         let outcome = answer.recv().unwrap_or_else(|_| Err(EngineError::ShuttingDown { database: self.db.name().to_owned() }))?;
         result.counters.skipped += outcome.counters_of_missing_documents;
+        result.time_series.skipped += outcome.time_series_of_missing_documents;
         for note in outcome.notes {
             result.note(note);
         }
@@ -174,6 +189,16 @@ fn write_item(txn: &mut WriteTxn<'_>, item: ImportItem, outcome: &mut BatchOutco
             Ok(())
         }
         ImportItem::Counters { id, counters, exact } => write_counters(txn, id, counters, exact, outcome),
+        ImportItem::TimeSeries { id, name, entries } => {
+            if !super::time_series_writes::write_entries(txn, &id, &name, &entries)? {
+                outcome.time_series_of_missing_documents += entries.len() as u64;
+                if outcome.notes.len() < 10 {
+                    outcome.notes.push(format!("Time series '{name}' of '{id}' was skipped: the document is not in the database"));
+                }
+            }
+            Ok(())
+        }
+        ImportItem::DeleteTimeSeries { id, name, from, to } => super::time_series_writes::delete_range(txn, &id, &name, from, to),
         ImportItem::DeleteCompareExchange { key } => {
             txn.delete_compare_exchange(&key)?;
             Ok(())

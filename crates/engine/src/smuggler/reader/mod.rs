@@ -9,6 +9,8 @@ mod definitions;
 mod documents;
 mod dump_reader;
 mod replay;
+mod time_series;
+mod time_series_writes;
 
 use std::collections::HashMap;
 use std::io::{BufRead, Read};
@@ -21,6 +23,7 @@ use super::format::sections::{self, Section, BLOB_SIZE, COMPLETE_SECTIONS};
 use super::format::threaded::decompress_on_thread;
 use super::item_types::ItemType;
 use super::options::ImportOptions;
+use super::record_config;
 use super::smuggler_result::SmugglerResult;
 use super::writer::Progress;
 use crate::{Database, EngineError};
@@ -46,6 +49,8 @@ struct ImportRun<'a, 'p, R: BufRead> {
     staged: HashMap<String, StagedBlob>,
     /// Sections the dump's record says were written whole (Corvid's `CorvidCompleteSections`).
     complete: Vec<String>,
+    /// The record's revisions configuration, set once the documents are in.
+    revisions_config: Option<crate::revisions::RevisionsConfig>,
 }
 
 /// Reads the dump in `input` (gzip, zstd or plain JSON, decompressed on a thread of its own) into the
@@ -78,6 +83,7 @@ fn import_plain(
         item_index: 0,
         staged: HashMap::new(),
         complete: Vec::new(),
+        revisions_config: None,
     };
     let outcome = run.sections();
     if outcome.is_err() {
@@ -151,13 +157,16 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             let section = Section::of(&name);
             match value {
                 SectionValue::Scalar(text) => self.scalar(section, &name, &text)?,
-                SectionValue::Object(object) => self.object(section, &name, &object),
+                SectionValue::Object(object) => self.object(section, &name, &object)?,
                 SectionValue::Array => self.array(section, &name, &mut item)?,
             }
             self.report()?;
         }
         self.section.clear();
         self.writer.flush(&mut self.result)?;
+        if let Some(config) = self.revisions_config.take() {
+            self.db.set_revisions_config(Some(config))?;
+        }
         self.report()
     }
 
@@ -173,7 +182,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         Ok(())
     }
 
-    fn object(&mut self, section: Section, name: &str, object: &[u8]) {
+    fn object(&mut self, section: Section, name: &str, object: &[u8]) -> Result<(), EngineError> {
         if section == Section::DatabaseRecord {
             let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
             self.complete = record
@@ -183,12 +192,13 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 .unwrap_or_default();
         }
         if section == Section::DatabaseRecord && self.wants(ItemType::DatabaseRecord) {
-            self.result.database_record.processed = true;
-            self.result.database_record.skipped += 1;
-            self.result.note("The DatabaseRecord was not applied: Corvid does not import database configuration yet");
+            // Before the documents: revisions of imported documents follow the imported configuration.
+            let record: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
+            self.revisions_config = record_config::apply(self.db, &record, &self.options.record_types, &mut self.result)?;
         } else if section != Section::DatabaseRecord {
             self.result.note(format!("Section '{name}' was skipped: Corvid does not know it"));
         }
+        Ok(())
     }
 
     fn array(&mut self, section: Section, name: &str, item: &mut Vec<u8>) -> Result<(), EngineError> {
@@ -273,6 +283,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                 })?;
                 replay::delete_other_counters(self.db, &mut self.writer, &seen, &mut self.result)
             }
+            Section::TimeSeries if self.wants(ItemType::TimeSeries) => self.time_series(item),
+            Section::TimeSeriesDeletedRanges if self.wants(ItemType::TimeSeries) => self.time_series_deleted_ranges(item),
             Section::Subscriptions if self.wants(ItemType::Subscriptions) => self.each_json(item, |run, value| {
                 run.result.subscriptions.processed = true;
                 definitions::import_subscription(run.db, &value, &mut run.result)
@@ -330,9 +342,6 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         match counts {
             Some(counts) => {
                 counts.skipped += skipped;
-                if section == Section::TimeSeries && skipped > 0 && self.wants(ItemType::TimeSeries) {
-                    self.result.note(format!("{skipped} time-series segments were skipped: Corvid does not decode RavenDB's segments yet"));
-                }
             }
             None if skipped > 0 => self.result.note(format!("Section '{name}' ({skipped} items) was skipped: Corvid does not import it")),
             None => {}

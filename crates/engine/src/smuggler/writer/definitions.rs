@@ -14,10 +14,11 @@ use crate::{EngineError, IndexInfo};
 const COMPARE_EXCHANGE_PAGE: usize = 1024;
 
 pub(super) fn database_record<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), EngineError> {
-    let revisions = run.db.revisions_config()?.map(|c| c.to_json()).unwrap_or(Value::Null);
-    let mut record = json!({
-        "DatabaseName": run.db.name(), "Encrypted": false, "UnusedDatabaseIds": [], "Revisions": revisions
-    });
+    let mut record = json!({"DatabaseName": run.db.name(), "Encrypted": false, "UnusedDatabaseIds": []});
+    if let Value::Object(parts) = &mut record {
+        crate::smuggler::record_config::export_parts(run.db, parts)?;
+        parts.insert("TimeSeries".into(), run.options.time_series_config.clone().unwrap_or(Value::Null));
+    }
     // Corvid writes these sections whole in every dump (an incremental backup too); a restore replaying a
     // backup chain may then take them as the database's complete state at that point (deletes included).
     // RavenDB ignores the property.

@@ -19,12 +19,12 @@ use crate::EngineError;
 const COPY_BUFFER: usize = 64 * 1024;
 
 /// Whether the export takes this document (its collection, `Artificial`).
-fn wanted<W: Write>(run: &ExportRun<'_, '_, W>, doc: &DocumentRecord) -> bool {
+pub(super) fn wanted<W: Write>(run: &ExportRun<'_, '_, W>, doc: &DocumentRecord) -> bool {
     run.options.takes_collection(&doc.collection) && (run.options.include_artificial || doc.flags & flags::ARTIFICIAL == 0)
 }
 
 /// Walks the documents with an etag above `after` in etag order, stopping at the first error.
-fn each_document<W: Write>(
+pub(super) fn each_document<W: Write>(
     run: &mut ExportRun<'_, '_, W>,
     mut after: u64,
     mut visit: impl FnMut(&mut ExportRun<'_, '_, W>, DocumentRecord) -> Result<(), EngineError>,

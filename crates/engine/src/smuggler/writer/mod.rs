@@ -4,6 +4,7 @@
 mod definitions;
 mod documents;
 pub(crate) mod dump_writer;
+mod time_series;
 
 use std::io::Write;
 
@@ -127,8 +128,7 @@ fn write_dump(db: &Database, options: &ExportOptions, pipe: PipeWriter, progress
         definitions::subscriptions(&mut run)?;
     }
     if types.contains(ItemType::TimeSeries) {
-        run.result.time_series.processed = true;
-        run.result.note("Time series are not exported yet: Corvid does not write RavenDB's segment encoding");
+        time_series::time_series(&mut run)?;
     }
     run.report()?;
     let ExportRun { out, mut result, .. } = run;
