@@ -4,8 +4,8 @@ appended to Corvid (bulk insert stream; POST /timeseries batches) and to Postgre
 batches, one transaction each), then storage bytes per value and a 1-hour bucket aggregation of one series'
 whole range (min/max/sum/avg/count per hour) p50 over several series.
 
-Corvid has no RQL `timeseries()` yet, so its aggregation reads the range (GET /timeseries) and buckets it in
-this driver; PostgreSQL's is `date_trunc('hour', ts)` with GROUP BY in the server. Prints one JSON record per
+Corvid's aggregation is an RQL `timeseries()` select with `group by 1h` in the server; PostgreSQL's is
+`date_trunc('hour', ts)` with GROUP BY in the server. Prints one JSON record per
 measurement on stdout.
 
 Subcommands:  corvid URL DB   |   postgres PSQL_ARGS...
@@ -108,24 +108,22 @@ def corvid(url: str, db: str, data_dir: str) -> None:
     record(system="corvid", step="append_batches", values=n, seconds=round(elapsed, 3), values_per_s=round(n / elapsed),
            batch=BATCH, threads=THREADS)
 
-    # Aggregation: 1-hour buckets of one series' whole range.
+    # Aggregation: 1-hour buckets of one series' whole range, in the server (RQL).
     times = []
     check = None
     for k in range(AGG_SAMPLES):
         s = k % SERIES
+        query = (f"from Sensors where id() = 'sensors/{s}' "
+                 "select timeseries(from Temperature group by 1h select min(), max(), sum(), avg(), count())")
         t0 = time.perf_counter()
-        result = json.loads(http("GET", f"{base}/timeseries?docId=sensors/{s}&name=Temperature"))
-        buckets: dict[str, list[float]] = {}
-        for e in result["Entries"]:
-            buckets.setdefault(e["Timestamp"][:13], []).append(e["Values"][0])
-        agg = {h: (min(v), max(v), sum(v), sum(v) / len(v), len(v)) for h, v in buckets.items()}
+        result = json.loads(http("POST", f"{base}/queries", json.dumps({"Query": query}).encode()))
         times.append(time.perf_counter() - t0)
         if k == 0:
-            check = agg
+            check = result["Results"][0]["Results"]
     expected_buckets = PER_SERIES // 60
-    assert check is not None and len(check) == expected_buckets, f"{len(check or {})} buckets, expected {expected_buckets}"
+    assert check is not None and len(check) == expected_buckets, f"{len(check or [])} buckets, expected {expected_buckets}"
     record(system="corvid", step="aggregate_1h", samples=len(times), p50_ms=round(statistics.median(times) * 1000, 2),
-           buckets=expected_buckets, how="GET range + buckets in the driver (no RQL timeseries() yet)")
+           buckets=expected_buckets, how="RQL select timeseries(... group by 1h ...)")
 
 
 def postgres(psql: list[str]) -> None:

@@ -378,7 +378,7 @@ def test_query_on_missing_index(server_url, db_name, http, store):
 
 # -- errors -------------------------------------------------------------------------------------------
 UNSUPPORTED = [
-    "from Users select timeseries(from HeartRate load Tag as t)",
+    "from Users select timeseries(from HeartRate group by 1h, Tag)",
     "from Users where vector.search(Name, 'ann')",
 ]
 
