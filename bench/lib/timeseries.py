@@ -23,7 +23,9 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
+from http.client import HTTPConnection
 from datetime import datetime, timedelta, timezone
 
 SERIES = int(os.environ.get("TS_SERIES", "20"))
@@ -88,17 +90,31 @@ def corvid(url: str, db: str, data_dir: str) -> None:
     after = disk_bytes(data_dir)
     record(system="corvid", step="bytes_per_value", values=n, bytes=after - before, bytes_per_value=round((after - before) / n, 2))
 
-    # Batches: POST /timeseries, BATCH values each, THREADS writers on the other half of the series.
-    def writer(series: list[int]) -> None:
+    # Batches: POST /timeseries, BATCH values each, THREADS writers on the other half of the series, each on one
+    # keep-alive connection. The bodies are built before the clock starts, as PostgreSQL's SQL scripts are.
+    stamps = [(BASE + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S.0000000Z") for i in range(PER_SERIES)]
+
+    def bodies(series: list[int]) -> list[tuple[str, bytes]]:
+        out = []
         for s in series:
             vals = values(s)
             for start in range(0, PER_SERIES, BATCH):
-                appends = [{"Timestamp": (BASE + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S.0000000Z"), "Values": [vals[i]]}
-                           for i in range(start, min(start + BATCH, PER_SERIES))]
-                http("POST", f"{base}/timeseries?docId=sensors/{s}", json.dumps({"Name": "Temperature", "Appends": appends}).encode())
+                appends = ",".join(f'{{"Timestamp":"{stamps[i]}","Values":[{vals[i]}]}}' for i in range(start, min(start + BATCH, PER_SERIES)))
+                out.append((f"/databases/{db}/timeseries?docId=sensors/{s}", f'{{"Name":"Temperature","Appends":[{appends}]}}'.encode()))
+        return out
 
-    groups = [list(range(SERIES + t, 2 * SERIES, THREADS)) for t in range(THREADS)]
-    threads = [threading.Thread(target=writer, args=(g,)) for g in groups]
+    def writer(requests: list[tuple[str, bytes]]) -> None:
+        host = urllib.parse.urlsplit(url)
+        connection = HTTPConnection(host.hostname, host.port, timeout=120)
+        for path, body in requests:
+            connection.request("POST", path, body, {"Content-Type": "application/json"})
+            response = connection.getresponse()
+            response.read()
+            assert response.status < 300, (response.status, path)
+        connection.close()
+
+    work = [bodies(list(range(SERIES + t, 2 * SERIES, THREADS))) for t in range(THREADS)]
+    threads = [threading.Thread(target=writer, args=(w,)) for w in work]
     t0 = time.perf_counter()
     for t in threads:
         t.start()

@@ -663,10 +663,7 @@ impl Database {
                     }
                     for field in fields {
                         if let Some(position) = time_series_of(&field.path) {
-                            let (result, values) = time_series::run(snapshot, &id_key(&record.id), &plan.time_series[position])?;
-                            for value in values {
-                                hasher.add(&value.to_be_bytes());
-                            }
+                            let result = time_series::run(snapshot, &id_key(&record.id), &plan.time_series[position], &mut hasher)?;
                             projected.shift_remove(&field.alias);
                             match result {
                                 // Alone and unnamed: the sub-query's result is the whole result.

@@ -11,6 +11,7 @@ use corvid_types::{format_date_ms, id_key};
 use serde_json::{json, Map, Value as Json};
 
 use super::parse::{Aggregation, Comparison, Filter, Operand, TimeSeriesQuery};
+use crate::reads::VersionHasher;
 use crate::EngineError;
 
 /// Every aggregation, for a `group by` without `select`.
@@ -145,64 +146,74 @@ impl Accumulator {
     }
 }
 
-/// Runs `query` on the series of the document whose lower-cased id is `doc_key`; with the values read
-/// (for the query's etag).
-pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery) -> Result<(Json, Vec<f64>), EngineError> {
+/// Runs `query` on the series of the document whose lower-cased id is `doc_key`, adding every value it
+/// read to `hasher` (the query's etag). Aggregations are computed while the entries stream by: a year of
+/// per-minute values is never held in memory.
+pub(crate) fn run(snapshot: &ReadTxn<'_>, doc_key: &str, query: &TimeSeriesQuery, hasher: &mut VersionHasher) -> Result<Json, EngineError> {
     let (from, to) = (query.from.unwrap_or(i64::MIN), query.to.unwrap_or(i64::MAX));
+    let raw = query.group_by.is_none() && query.aggregations.is_empty();
     let mut entries = Vec::new();
+    let mut buckets: Vec<Accumulator> = Vec::new();
+    let (mut count, mut first_at, mut last_at) = (0usize, 0i64, 0i64);
     let mut tags = TagDocuments { snapshot, read: HashMap::new() };
     let mut failed = None;
     snapshot.visit_time_series(doc_key, &query.series, from, to, |mut entry| {
-        let keep = match &query.filter {
-            None => true,
-            Some(filter) => match passes(filter, &entry, &mut tags) {
-                Ok(keep) => keep,
+        if let Some(filter) = &query.filter {
+            match passes(filter, &entry, &mut tags) {
+                Ok(true) => {}
+                Ok(false) => return true,
                 Err(e) => {
                     failed = Some(e);
                     return false;
                 }
-            },
-        };
-        if keep {
-            // `offset`: results (and their buckets) in local time; `between` and `where` saw UTC.
-            entry.timestamp += query.offset_ms;
-            if let Some(scale) = query.scale {
-                entry.values.iter_mut().for_each(|v| *v *= scale);
             }
-            entries.push(entry);
         }
+        // `offset`: results (and their buckets) in local time; `between` and `where` saw UTC.
+        entry.timestamp += query.offset_ms;
+        if let Some(scale) = query.scale {
+            entry.values.iter_mut().for_each(|v| *v *= scale);
+        }
+        for value in &entry.values {
+            hasher.add(&value.to_be_bytes());
+        }
+        if count == 0 {
+            first_at = entry.timestamp;
+        }
+        last_at = entry.timestamp;
+        count += 1;
+        if raw {
+            entries.push(entry);
+            return true;
+        }
+        // Without `group by`, one bucket whose bounds are set once every entry is in.
+        let current = buckets.last().filter(|b| query.group_by.is_none() || (b.from <= entry.timestamp && entry.timestamp < b.to));
+        if current.is_none() {
+            let (start, end) = query.group_by.map_or((0, 0), |bucket| bucket.range_of(entry.timestamp));
+            buckets.push(Accumulator { from: start, to: end, ..Accumulator::default() });
+        }
+        buckets.last_mut().expect("pushed above").add(&entry.values);
         true
     })?;
     if let Some(e) = failed {
         return Err(e);
     }
-    let seen: Vec<f64> = entries.iter().flat_map(|e| e.values.iter().copied()).collect();
-    let count = entries.len();
-    if query.group_by.is_none() && query.aggregations.is_empty() {
+    if raw {
         // Entries of a rollup series (`<series>@<policy>`) are rollups.
         let rollup = query.series.contains('@');
         let results: Vec<Json> = entries
             .into_iter()
             .map(|e| json!({"Timestamp": format_date_ms(e.timestamp), "Tag": e.tag, "Values": e.values, "IsRollup": rollup}))
             .collect();
-        return Ok((json!({"Count": count, "Results": results}), seen));
+        return Ok(json!({"Count": count, "Results": results}));
+    }
+    if query.group_by.is_none() {
+        // One bucket over the whole range asked for (or the entries found).
+        if let Some(only) = buckets.first_mut() {
+            only.from = query.from.map_or(first_at, |from| from + query.offset_ms);
+            only.to = query.to.map_or(last_at, |to| to + query.offset_ms);
+        }
     }
     let aggregations: &[Aggregation] = if query.aggregations.is_empty() { &ALL } else { &query.aggregations };
-    let mut buckets: Vec<Accumulator> = Vec::new();
-    for entry in &entries {
-        let (start, end) = match query.group_by {
-            Some(bucket) => bucket.range_of(entry.timestamp),
-            // One bucket over the whole range asked for (or the entries found).
-            None => (
-                query.from.map_or(entries[0].timestamp, |from| from + query.offset_ms),
-                query.to.map_or(entries[count - 1].timestamp, |to| to + query.offset_ms),
-            ),
-        };
-        if buckets.last().is_none_or(|b| b.from != start) {
-            buckets.push(Accumulator { from: start, to: end, ..Accumulator::default() });
-        }
-        buckets.last_mut().expect("pushed above").add(&entry.values);
-    }
     let results: Vec<Json> = buckets.iter().map(|b| b.render(aggregations)).collect();
-    Ok((json!({"Count": count, "Results": results}), seen))
+    Ok(json!({"Count": count, "Results": results}))
 }
