@@ -40,6 +40,7 @@ const FILES: &[(&str, &[u8])] = studio_files!(
     "js/pages/query.js",
     "js/pages/indexes.js",
     "js/pages/dashboard.js",
+    "js/pages/tasks.js",
     "js/pages/query_patch.js",
     "js/pages/query_explain.js",
     "js/pages/index_terms.js",

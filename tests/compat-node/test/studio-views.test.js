@@ -11,6 +11,7 @@ import { progressFraction } from "../../../crates/server/studio/js/operation_pro
 import { isPatchQuery } from "../../../crates/server/studio/js/pages/query_patch.js";
 import { indexFieldNames } from "../../../crates/server/studio/js/pages/index_terms.js";
 import { indexLag } from "../../../crates/server/studio/js/pages/indexes.js";
+import { importSummary } from "../../../crates/server/studio/js/pages/tasks.js";
 
 test("a line chart scales its points into the box, y upwards, and a flat line sits mid-height", () => {
   assert.deepEqual(extent([3, 1, 2]), [1, 3]);
@@ -94,4 +95,16 @@ test("traffic per database: rates between two readings, busiest first, idle data
   assert.deepEqual(rows[0], { name: "a", loaded: true, requestsPerSecond: 10, writesPerSecond: 3 });
   assert.equal(rows[2].loaded, false);
   assert.equal(trafficPerDatabase(null, after, 1)[0].requestsPerSecond, null);
+});
+
+test("an import's summary names the item types it read, attachments included, and says when it read none", () => {
+  const result = {
+    Documents: { ReadCount: 1200, Attachments: { ReadCount: 3 } },
+    RevisionDocuments: { ReadCount: 0 },
+    Indexes: { ReadCount: 2 },
+    Counters: { ReadCount: 7 },
+  };
+  assert.equal(importSummary(result), "Documents: 1,200, Indexes: 2, Counters: 7, Attachments: 3");
+  assert.equal(importSummary({ Documents: { ReadCount: 0 } }), "nothing to import");
+  assert.equal(importSummary(null), "nothing to import");
 });

@@ -213,3 +213,33 @@ export async function indexTerms(name, index, field, { fromValue = "", pageSize 
 export async function indexPerformance(name) {
   return (await call("GET", `${db(name)}/indexes/performance`)).json.Results || [];
 }
+
+// ---- Import, export, backups ----
+
+/** Exports the database as a `.ravendbdump` (RavenDB's format, gzip); resolves to a Blob. */
+export async function exportDatabase(name) {
+  const response = await fetch(`${db(name)}/smuggler/export`, {
+    method: "POST", headers: { "Content-Type": "application/json; charset=utf-8" }, body: "{}",
+  });
+  if (!response.ok) {
+    let body = null;
+    try { body = await response.json(); } catch { body = null; }
+    throw new ApiError(response.status, body);
+  }
+  return response.blob();
+}
+
+/** Imports a `.ravendbdump` file (multipart, as the clients send it); resolves to the counts per item type. */
+export async function importDatabase(name, file) {
+  const form = new FormData();
+  form.append("importOptions", JSON.stringify({}));
+  form.append("file", file, file.name);
+  return (await call("POST", `${db(name)}/smuggler/import`, { raw: form })).json;
+}
+
+/** Starts a one-time backup into `folder` on the server (`Backup`: dump format; `Snapshot`); resolves to
+ * the operation id. */
+export async function backupDatabase(name, folder, type) {
+  const body = { BackupType: type, LocalSettings: { FolderPath: folder } };
+  return (await call("POST", `${db(name)}/admin/backup`, { body })).json.OperationId;
+}

@@ -8,9 +8,10 @@ import * as documentEditor from "./pages/document_editor.js";
 import * as queryPage from "./pages/query.js";
 import * as indexes from "./pages/indexes.js";
 import * as dashboard from "./pages/dashboard.js";
+import * as tasks from "./pages/tasks.js";
 
-const PAGES = { databases, documents, document: documentEditor, query: queryPage, indexes, dashboard };
-const NEEDS_DATABASE = new Set(["documents", "document", "query", "indexes"]);
+const PAGES = { databases, documents, document: documentEditor, query: queryPage, indexes, tasks, dashboard };
+const NEEDS_DATABASE = new Set(["documents", "document", "query", "indexes", "tasks"]);
 const main = document.getElementById("main");
 const picker = document.getElementById("database-picker");
 let cleanup = null;
