@@ -127,7 +127,9 @@ pub fn apply_retention(config: &Value, plan: &BackupPlan, database: &str) -> Res
     };
     let Some(age) = policy.get("MinimumBackupAgeToKeep").and_then(Value::as_str) else { return Ok(0) };
     let keep = backup::parse_time_span(age)?;
-    Ok(backup::prune(&plan.folder, database, keep, time::OffsetDateTime::now_utc())?.len())
+    let now = time::OffsetDateTime::now_utc();
+    let snapshots = backup::prune(&plan.folder, database, keep, now)?.len();
+    Ok(snapshots + backup::prune_dump_folders(&plan.folder, database, keep, now)?.len())
 }
 
 /// RavenDB's `PeriodicBackupStatus` of one run (plus Corvid's `Files` and `Bytes`); an incremental run keeps

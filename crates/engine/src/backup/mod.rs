@@ -19,7 +19,7 @@ pub use dump_chain::{locate_dump_chain, replay_dump_chain};
 pub use error::BackupError;
 pub use manifest::{SnapshotManifest, MANIFEST_FILE};
 pub use restore::{locate_snapshot, restore_snapshot};
-pub use retention::{parse_time_span, prune};
+pub use retention::{parse_time_span, prune, prune_dump_folders};
 pub use snapshot::snapshot_folder_name;
 pub use summary::{BackupKind, BackupPoint, BackupRequest, BackupSummary};
 pub use writer::{writer_for, BackupWriter, DumpWriter, SnapshotWriter};
