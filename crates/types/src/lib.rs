@@ -9,12 +9,14 @@ pub mod json;
 mod json_string;
 pub mod metadata;
 mod names;
+mod time_span;
 
 pub use change_vector::{format_change_vector, new_database_id, new_guid, NODE_TAG};
 pub use dates::{format_date, format_date_ms, now_nanos, parse_date_ms, MAX_DATE_MS, MIN_DATE_MS};
 pub use ids::{id_key, validate_id, IdError, MAX_ID_BYTES};
 pub use json_string::push_json_string;
 pub use names::{validate_name, NameError, NameKind, MAX_NAME_BYTES};
+pub use time_span::parse_time_span;
 
 /// Per-database, strictly increasing sequence number of every document write and delete.
 pub type Etag = u64;

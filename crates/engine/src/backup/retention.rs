@@ -10,22 +10,11 @@ use super::error::BackupError;
 use super::manifest::MANIFEST_FILE;
 use super::snapshot::{snapshot_folder_name, SNAPSHOT_FOLDER_SUFFIX};
 
-/// Parses a .NET TimeSpan as the clients send it: `[d.]hh:mm:ss[.fffffff]`.
+/// Parses a .NET TimeSpan as the clients send it (`corvid_types::parse_time_span`), with the error a backup
+/// configuration answers.
 pub fn parse_time_span(text: &str) -> Result<Duration, BackupError> {
-    let invalid = || BackupError::InvalidConfiguration(format!("'{text}' is not a TimeSpan ([d.]hh:mm:ss[.fffffff])"));
-    let (days, rest) = match text.split_once(':').map(|(head, _)| head.contains('.')) {
-        Some(true) => {
-            let (d, rest) = text.split_once('.').ok_or_else(invalid)?;
-            (d.parse::<u64>().map_err(|_| invalid())?, rest)
-        }
-        _ => (0, text),
-    };
-    let parts: Vec<&str> = rest.split(':').collect();
-    let [h, m, s] = parts[..] else { return Err(invalid()) };
-    let (s, fraction) = s.split_once('.').unwrap_or((s, ""));
-    let number = |t: &str| t.parse::<u64>().map_err(|_| invalid());
-    let nanos = if fraction.is_empty() { 0 } else { format!("{fraction:0<9}")[..9].parse::<u64>().map_err(|_| invalid())? };
-    Ok(Duration::from_secs(days * 86_400 + number(h)? * 3_600 + number(m)? * 60 + number(s)?) + Duration::from_nanos(nanos))
+    corvid_types::parse_time_span(text)
+        .ok_or_else(|| BackupError::InvalidConfiguration(format!("'{text}' is not a TimeSpan ([d.]hh:mm:ss[.fffffff])")))
 }
 
 /// Removes the complete snapshot folders of `database` in `destination` older than `keep` (by the time in

@@ -10,19 +10,20 @@ use corvid_engine::{ByQueryDetail, ByQueryOptions, ByQueryResult, Operation, Ope
 use corvid_types::{format_date, NODE_TAG};
 use serde_json::{json, Map, Value};
 
-use super::queries::{parse_timespan, request_from_body};
+use super::queries::request_from_body;
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult, ErrorAnswer};
 use crate::query::QueryParams;
 use crate::responses::{blocking, json_value, no_content};
 use crate::state::AppState;
+use corvid_types::parse_time_span;
 
 fn options(query: &QueryParams) -> ByQueryOptions {
     ByQueryOptions {
         // Absent means false, as in RavenDB (`GetBoolValueQueryString("allowStale") ?? false`): the operation
         // waits for the index to catch up, so documents written just before it are included.
         allow_stale: query.get("allowStale").is_some_and(|v| v.trim().eq_ignore_ascii_case("true")),
-        stale_timeout: query.get_non_empty("staleTimeout").and_then(parse_timespan),
+        stale_timeout: query.get_non_empty("staleTimeout").and_then(parse_time_span),
         max_ops_per_sec: query.get_non_empty("maxOpsPerSec").and_then(|v| v.trim().parse().ok()),
         details: query.get_bool("details"),
     }

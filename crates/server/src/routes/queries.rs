@@ -7,7 +7,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use corvid_engine::{Cancellation, QueryRequest, QueryResponse};
-use corvid_types::{format_date, push_json_string, NODE_TAG};
+use corvid_types::{format_date, parse_time_span, push_json_string, NODE_TAG};
 use serde_json::{Map, Value};
 
 use crate::body::read_json;
@@ -16,23 +16,6 @@ use crate::query::QueryParams;
 use crate::request_headers;
 use crate::responses::{json, json_value};
 use crate::state::AppState;
-
-/// Parses a .NET TimeSpan (`[d.]hh:mm:ss[.fffffff]`), as clients send timeouts.
-pub fn parse_timespan(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let (days, rest) = match text.split_once('.') {
-        Some((d, r)) if !d.contains(':') => (d.parse::<u64>().ok()?, r),
-        _ => (0, text),
-    };
-    let mut parts = rest.split(':');
-    let hours: u64 = parts.next()?.parse().ok()?;
-    let minutes: u64 = parts.next()?.parse().ok()?;
-    let seconds: f64 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() {
-        return None;
-    }
-    Some(Duration::from_secs(days * 86_400 + hours * 3_600 + minutes * 60) + Duration::from_secs_f64(seconds))
-}
 
 pub fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRequest> {
     let text = body
@@ -51,7 +34,7 @@ pub fn request_from_body(body: &Value, query: &QueryParams) -> ApiResult<QueryRe
         start: usize_field("Start"),
         page_size: usize_field("PageSize"),
         wait_for_non_stale: body.get("WaitForNonStaleResults").and_then(Value::as_bool).unwrap_or(false),
-        wait_timeout: body.get("WaitForNonStaleResultsTimeout").and_then(Value::as_str).and_then(parse_timespan),
+        wait_timeout: body.get("WaitForNonStaleResultsTimeout").and_then(Value::as_str).and_then(parse_time_span),
         metadata_only: query.get_bool("metadataOnly"),
         for_operation: false,
         cancel: Cancellation::default(),
@@ -213,18 +196,4 @@ fn response_json(result: &QueryResponse, duration_ms: u128) -> String {
         result.result_etag
     ));
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timespans() {
-        assert_eq!(parse_timespan("00:00:15"), Some(Duration::from_secs(15)));
-        assert_eq!(parse_timespan("0:00:05"), Some(Duration::from_secs(5)));
-        assert_eq!(parse_timespan("1.02:00:00"), Some(Duration::from_secs(93_600)));
-        assert_eq!(parse_timespan("00:00:01.5000000"), Some(Duration::from_millis(1500)));
-        assert_eq!(parse_timespan("soon"), None);
-    }
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use corvid_engine::subscriptions::Strategy;
+use corvid_types::parse_time_span;
 use serde_json::Value;
 
 use crate::error::TcpError;
@@ -57,22 +58,6 @@ impl WorkerOptions {
         };
         Ok(WorkerOptions { subscription_name, strategy, max_docs_per_batch, time_to_wait_before_retry, close_when_no_docs_left, worker_id })
     }
-}
-
-/// A .NET `TimeSpan` as text: `[d.]HH:MM:SS[.fffffff]`.
-fn parse_time_span(text: &str) -> Option<Duration> {
-    let (days, rest) = match text.split_once('.') {
-        Some((d, rest)) if !d.contains(':') => (d.parse::<u64>().ok()?, rest),
-        _ => (0, text),
-    };
-    let mut parts = rest.split(':');
-    let hours: u64 = parts.next()?.parse().ok()?;
-    let minutes: u64 = parts.next()?.parse().ok()?;
-    let seconds: f64 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() || !(0.0..60.0).contains(&seconds) {
-        return None;
-    }
-    Some(Duration::from_secs(days * 86400 + hours * 3600 + minutes * 60) + Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]

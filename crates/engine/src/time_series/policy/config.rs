@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use super::time_value::{parse_time_span, TimeValue};
+use corvid_types::parse_time_span;
+
+use super::time_value::TimeValue;
 use crate::EngineError;
 
 /// RavenDB's name of the raw series' policy.

@@ -183,26 +183,6 @@ impl TimeValue {
     }
 }
 
-/// Parses a .NET TimeSpan as the clients send `PolicyCheckFrequency`: `[d.]hh:mm:ss[.fffffff]`.
-pub(crate) fn parse_time_span(text: &str) -> Option<std::time::Duration> {
-    let (days, rest) = match text.split_once(':') {
-        Some((head, _)) if head.contains('.') => {
-            let (d, rest) = text.split_once('.')?;
-            (d.parse::<u64>().ok()?, rest)
-        }
-        _ => (0, text),
-    };
-    let mut parts = rest.split(':');
-    let (h, m, s) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() {
-        return None;
-    }
-    let (s, fraction) = s.split_once('.').unwrap_or((s, ""));
-    let nanos = if fraction.is_empty() { 0 } else { format!("{fraction:0<9}").get(..9)?.parse::<u64>().ok()? };
-    let seconds = days * 86_400 + h.parse::<u64>().ok()? * 3_600 + m.parse::<u64>().ok()? * 60 + s.parse::<u64>().ok()?;
-    Some(std::time::Duration::from_secs(seconds) + std::time::Duration::from_nanos(nanos))
-}
-
 fn month_index(at: i64) -> Option<i64> {
     let moment = OffsetDateTime::from_unix_timestamp_nanos(i128::from(at) * 1_000_000).ok()?;
     Some(i64::from(moment.year()) * 12 + i64::from(u8::from(moment.month())) - 1)
@@ -258,8 +238,5 @@ mod tests {
         assert!(!TimeValue::Seconds(7200).divides(TimeValue::Seconds(3600 * 3)));
         assert_eq!(TimeValue::Seconds(3600 + 120).describe(), "1 hour 2 minutes");
         assert_eq!(TimeValue::Months(14).describe(), "1 year 2 months");
-        assert_eq!(parse_time_span("00:00:00.3000000"), Some(std::time::Duration::from_millis(300)));
-        assert_eq!(parse_time_span("1.02:00:05"), Some(std::time::Duration::from_secs(86_400 + 7_205)));
-        assert_eq!(parse_time_span("soon"), None);
     }
 }
