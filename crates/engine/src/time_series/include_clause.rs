@@ -33,14 +33,15 @@ fn last_range(name: &str, last: &Call) -> Option<TimeSeriesInclude> {
         [Arg::Value(Value { kind: ValueKind::String(unit), .. })] => {
             // The clients send `Second` or `Month` (a TimeValue); RQL written by hand may name other units.
             let unit = unit.to_ascii_lowercase();
-            let seconds = match unit.trim_end_matches('s') {
+            let unit = unit.trim_end_matches('s');
+            let seconds = match unit {
                 "second" => Some(1),
                 "minute" => Some(60),
                 "hour" => Some(3600),
                 "day" => Some(86_400),
                 _ => None,
             };
-            match (seconds, unit.trim_end_matches('s')) {
+            match (seconds, unit) {
                 (Some(per), _) => Some(TimeSeriesInclude::LastSeconds { name, seconds: count.checked_mul(per)? }),
                 (None, "month") => Some(TimeSeriesInclude::LastMonths { name, months: count }),
                 (None, "year") => Some(TimeSeriesInclude::LastMonths { name, months: count.checked_mul(12)? }),

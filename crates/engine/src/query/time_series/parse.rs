@@ -409,8 +409,8 @@ fn parse_offset(text: &str) -> Option<i64> {
         Some(rest) => (-1, rest),
         None => (1, text.trim().trim_start_matches('+')),
     };
-    let parts: Vec<i64> =
-        rest.split(':').map(|p| p.parse::<i64>().ok().filter(|v| (0..60).contains(v) || p.len() <= 2)).collect::<Option<_>>()?;
+    // Unsigned parts: the sign is the whole offset's, never a part's.
+    let parts: Vec<i64> = rest.split(':').map(|p| p.parse::<u32>().ok().map(i64::from)).collect::<Option<_>>()?;
     let (hours, minutes, seconds) = match parts[..] {
         [h, m] => (h, m, 0),
         [h, m, s] => (h, m, s),
