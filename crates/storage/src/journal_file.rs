@@ -12,6 +12,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::zero_fill;
 use crate::StorageError;
 
 /// The journal directory inside a database directory.
@@ -149,7 +150,8 @@ pub(crate) fn create(dir: &Path, seq: u64, database_id: &str, need: u64, spares:
         let mut offset = 0;
         while offset < capacity {
             let n = zeros.len().min((capacity - offset) as usize);
-            write_at(&file, &tmp, &zeros[..n], offset)?;
+            zero_fill::write_zeros(&file, offset, offset + n as u64).map_err(io_error(&tmp))?;
+            io_log::wrote(&tmp, offset, &zeros[..n]);
             offset += n as u64;
         }
         capacity

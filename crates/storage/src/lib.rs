@@ -50,6 +50,7 @@ mod unsynced_blob;
 mod violation;
 mod write_txn;
 mod writeback;
+mod zero_fill;
 
 pub use attachments::AttachmentRecord;
 pub use blob_store::{hash_of, BlobStore, BlobWriter, StagedBlob, BLOB_DIR};

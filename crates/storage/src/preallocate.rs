@@ -6,10 +6,10 @@
 //! the last page LMDB uses, so it can never overwrite data.
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 use crate::store::Store;
+use crate::zero_fill;
 
 /// Free space kept ahead of the last used page grows with the database, so the many small databases of a
 /// test suite stay small: a quarter of the used size, between these bounds.
@@ -53,13 +53,7 @@ impl Preallocator {
         if len >= used + ahead / 2 || used + ahead > store.map_size() as u64 {
             return Ok(());
         }
-        let start = len.max(used);
-        let zeros = vec![0u8; 256 << 10];
-        let mut offset = start;
-        while offset < used + ahead {
-            file.write_all_at(&zeros, offset)?;
-            offset += zeros.len() as u64;
-        }
+        zero_fill::write_zeros(&file, len.max(used), used + ahead)?;
         file.sync_data()?;
         drop(file);
         Ok(())

@@ -1,5 +1,7 @@
 //! Revision rows: immutable copies of a document, each under (lower-cased id, etag of the revision), with a
-//! lookup by change vector, the bin of delete revisions by etag and a per-document count. A revision is a
+//! lookup by change vector, the bin of delete revisions by etag and a collection index. A document's count of
+//! revisions is the number of rows under its prefix: they share its B-tree pages, which a stored count did
+//! not (format 6 stopped writing `revision_counts`, one more page dirtied per revision write). A revision is a
 //! `DocumentRecord` whose change vector is the one of the document write it copies (its own etag is newer).
 //! Which writes keep a revision, and how many are kept, is the engine's business.
 
@@ -57,13 +59,34 @@ fn decode(bytes: &[u8]) -> Result<DocumentRecord, StorageError> {
     })
 }
 
-fn decode_count(bytes: &[u8]) -> Result<u64, StorageError> {
-    decode_etag(bytes).ok_or_else(|| StorageError::corrupted(tables::REVISION_COUNTS, "count is not 8 bytes"))
-}
-
 /// Keys LMDB could not hold cannot have been written.
 fn storable(doc_key: &str) -> bool {
     !doc_key.is_empty() && doc_key.len() <= 1024
+}
+
+/// How many revision rows the document whose lower-cased id is `doc_key` has.
+fn count_rows(table: &tables::Table, txn: &heed::RoTxn<'_, heed::WithoutTls>, doc_key: &str) -> Result<u64, StorageError> {
+    if !storable(doc_key) {
+        return Ok(0);
+    }
+    let mut count = 0;
+    for entry in table.prefix_iter(txn, &revisions_prefix(doc_key))? {
+        entry?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// Format 6 stopped writing `revision_counts`: a database written before it has one, emptied here once at
+/// open (after the journal's replay, which may have written to it).
+pub(crate) fn drop_revision_counts(env: &heed::Env<heed::WithoutTls>, tables: &tables::Tables) -> Result<(), StorageError> {
+    let mut wtxn = env.write_txn()?;
+    if tables.revision_counts.is_empty(&wtxn)? {
+        return Ok(());
+    }
+    tables.revision_counts.clear(&mut wtxn)?;
+    wtxn.commit()?;
+    Ok(())
 }
 
 /// Format 4 added `revisions_by_collection`: a database written before it has revisions and an empty index,
@@ -114,38 +137,35 @@ impl WriteTxn<'_> {
         }
         let by_collection = collection_etag_key(&corvid_types::id_key(&record.collection), etag);
         self.txn.put(self.tables.revisions_by_collection, &by_collection, &key)?;
-        let count = self.revision_count(&doc_key)? + 1;
-        self.txn.put(self.tables.revision_counts, doc_key.as_bytes(), &count.to_be_bytes())?;
         Ok(Some(etag))
     }
 
     /// Removes one revision with its lookup entries; false when there was none.
     pub fn delete_revision(&mut self, doc_key: &str, etag: u64) -> Result<bool, StorageError> {
-        let key = revision_key(doc_key, etag);
-        let Some(bytes) = self.tables.revisions.get(&self.txn, &key)? else {
+        let Some(bytes) = self.tables.revisions.get(&self.txn, &revision_key(doc_key, etag))? else {
             return Ok(false);
         };
         let record = decode(bytes)?;
-        self.txn.delete(self.tables.revisions, &key)?;
-        self.txn.delete(self.tables.revisions_by_change_vector, record.change_vector.as_bytes())?;
-        self.txn.delete(self.tables.revisions_bin, &etag_key(etag))?;
-        self.txn.delete(self.tables.revisions_by_collection, &collection_etag_key(&corvid_types::id_key(&record.collection), etag))?;
-        match self.revision_count(doc_key)? {
-            0 | 1 => self.txn.delete(self.tables.revision_counts, doc_key.as_bytes())?,
-            n => {
-                self.txn.put(self.tables.revision_counts, doc_key.as_bytes(), &(n - 1).to_be_bytes())?;
-                true
-            }
-        };
+        self.delete_revision_record(doc_key, &record)?;
         Ok(true)
+    }
+
+    /// Removes a revision just read (`record`, of the document whose lower-cased id is `doc_key`) with its
+    /// lookup entries, without reading it again.
+    pub fn delete_revision_record(&mut self, doc_key: &str, record: &DocumentRecord) -> Result<(), StorageError> {
+        let etag = record.etag;
+        self.txn.delete(self.tables.revisions, &revision_key(doc_key, etag))?;
+        self.txn.delete(self.tables.revisions_by_change_vector, record.change_vector.as_bytes())?;
+        if record.flags & flags::DELETE_REVISION != 0 {
+            self.txn.delete(self.tables.revisions_bin, &etag_key(etag))?;
+        }
+        self.txn.delete(self.tables.revisions_by_collection, &collection_etag_key(&corvid_types::id_key(&record.collection), etag))?;
+        Ok(())
     }
 
     /// How many revisions the document whose lower-cased id is `doc_key` has.
     pub fn revision_count(&self, doc_key: &str) -> Result<u64, StorageError> {
-        if !storable(doc_key) {
-            return Ok(0);
-        }
-        self.tables.revision_counts.get(&self.txn, doc_key.as_bytes())?.map(decode_count).transpose().map(Option::unwrap_or_default)
+        count_rows(&self.tables.revisions, &self.txn, doc_key)
     }
 
     /// The document's revisions, oldest first, at most `limit`.
@@ -185,15 +205,6 @@ impl WriteTxn<'_> {
         self.tables.revisions.get(&self.txn, key)?.map(decode).transpose()
     }
 
-    /// Lower-cased ids of every document that has revisions.
-    pub fn documents_with_revisions(&self) -> Result<Vec<String>, StorageError> {
-        let mut out = Vec::new();
-        for entry in self.tables.revision_counts.iter(&self.txn)? {
-            out.push(String::from_utf8_lossy(entry?.0).into_owned());
-        }
-        Ok(out)
-    }
-
     /// The engine's revisions configuration, as it stored it.
     pub fn revisions_config(&self) -> Result<Option<Vec<u8>>, StorageError> {
         Ok(self.tables.meta.get(&self.txn, meta_keys::REVISIONS_CONFIG)?.map(<[u8]>::to_vec))
@@ -214,10 +225,7 @@ impl WriteTxn<'_> {
 impl ReadTxn<'_> {
     /// How many revisions the document whose lower-cased id is `doc_key` has.
     pub fn revision_count(&self, doc_key: &str) -> Result<u64, StorageError> {
-        if !storable(doc_key) {
-            return Ok(0);
-        }
-        self.tables.revision_counts.get(&self.txn, doc_key.as_bytes())?.map(decode_count).transpose().map(Option::unwrap_or_default)
+        count_rows(&self.tables.revisions, &self.txn, doc_key)
     }
 
     /// Revisions of every document.
@@ -476,6 +484,38 @@ mod tests {
         index_revisions_by_collection(&store.env, &store.tables).unwrap();
         assert_eq!(in_order(&store, 0), ["A:1-x", "A:3-x", "A:4-x"]);
         assert!(store.read().unwrap().check_invariants().unwrap().is_sound());
+    }
+
+    #[test]
+    fn counts_are_the_rows_and_a_format_5_count_table_is_emptied_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = StoreOptions { map_size: 64 << 20, max_readers: 16, disk_reserve_bytes: 0, ..Default::default() };
+        let store = Arc::new(Store::open(dir.path(), &options).unwrap());
+        let merger = TransactionMerger::start("t", store.clone(), 16, |_| {}).unwrap();
+        merger
+            .write_blocking(|txn| -> Result<(), StorageError> {
+                for (i, id) in ["Users/1", "Users/1", "Users/10", "Users/1"].into_iter().enumerate() {
+                    txn.put_revision(revision(id, &format!("A:{i}-x"), 10, flags::REVISION))?;
+                }
+                assert_eq!((txn.revision_count("users/1")?, txn.revision_count("users/10")?), (3, 1));
+                Ok(())
+            })
+            .unwrap();
+        merger.stop();
+        drop(merger);
+        let store = Arc::into_inner(store).unwrap();
+        // What a format 5 build left: a stored count per document.
+        let mut wtxn = store.env.write_txn().unwrap();
+        store.tables.revision_counts.put(&mut wtxn, b"users/1", &3u64.to_be_bytes()).unwrap();
+        wtxn.commit().unwrap();
+        assert!(!store.read().unwrap().check_invariants().unwrap().is_sound());
+        drop(store);
+
+        let store = Store::open(dir.path(), &options).unwrap();
+        let read = store.read().unwrap();
+        assert!(read.check_invariants().unwrap().is_sound(), "{:?}", read.check_invariants().unwrap());
+        assert_eq!((read.revision_count("users/1").unwrap(), read.revision_count("users/10").unwrap()), (3, 1));
+        assert_eq!(read.revision_count("users/2").unwrap(), 0);
     }
 
     #[test]

@@ -112,7 +112,8 @@ impl Store {
                     // file was flushed at every commit); version 4 the revisions-by-collection index (filled after the
                     // replay) and the expiration queue (documents written before it are queued by the engine's
                     // one-time backfill, `meta/expiration_backfilled`); version 5 the change log of counters and
-                    // segments (filled after the replay).
+                    // segments (filled after the replay); version 6 stopped writing `revision_counts` (emptied after
+                    // the replay).
                     tables.meta.put(&mut wtxn, meta_keys::FORMAT_VERSION, &tables::FORMAT_VERSION.to_be_bytes())?;
                 } else if found != tables::FORMAT_VERSION {
                     return Err(StorageError::UnsupportedFormat { found, supported: tables::FORMAT_VERSION });
@@ -141,6 +142,7 @@ impl Store {
         }
         journal_recovery::replay(&env, &tables, &plan)?;
         crate::revisions::index_revisions_by_collection(&env, &tables)?;
+        crate::revisions::drop_revision_counts(&env, &tables)?;
         crate::item_changes::backfill_item_changes(&env, &tables)?;
         let rtxn = env.read_txn()?;
         let stored_last = tables.meta.get(&rtxn, meta_keys::LAST_ETAG)?.and_then(tables::decode_etag).unwrap_or(0);

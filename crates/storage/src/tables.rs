@@ -10,7 +10,7 @@ use crate::StorageError;
 pub(crate) const DATA_FILE: &str = "data.mdb";
 
 /// Version of the on-disk layout described in docs/storage-format.md.
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 
 /// lower-cased id -> DocumentRecord
 pub const DOCS: &str = "docs";
@@ -38,7 +38,8 @@ pub const REVISIONS: &str = "revisions";
 pub const REVISIONS_BY_CHANGE_VECTOR: &str = "revisions_by_change_vector";
 /// etag (u64 BE) of a delete revision -> its `revisions` key (the revisions bin, before the live-document check)
 pub const REVISIONS_BIN: &str = "revisions_bin";
-/// lower-cased document id -> u64 BE number of its `revisions` rows (absent when none)
+/// Not written since format 6 (a document's count is its number of `revisions` rows) and emptied at open:
+/// kept so a database of an older format opens with it and loses its pages.
 pub const REVISION_COUNTS: &str = "revision_counts";
 /// u16 BE length + lower-cased collection + etag (u64 BE) of a revision -> its `revisions` key (revisions
 /// subscriptions read a collection's revisions in etag order)

@@ -181,15 +181,13 @@ pub enum Violation {
         /// The table of the rows.
         table: &'static str,
     },
-    /// `revision_counts[key]` differs from the number of revision rows of that document.
-    #[error("revision_counts[{key}] is {stored}, but the document has {counted} revision rows")]
-    RevisionCount {
+    /// An entry in `revision_counts`, which is emptied at open since format 6 and never written.
+    #[error("revision_counts[{key}] = {stored} exists, but that table is retired (format 6) and must be empty")]
+    RetiredRevisionCount {
         /// The document key.
         key: String,
-        /// The stored count (0 when absent).
+        /// The stored count.
         stored: u64,
-        /// Revision rows of the document.
-        counted: u64,
     },
 }
 

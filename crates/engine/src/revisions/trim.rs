@@ -32,15 +32,15 @@ pub(crate) fn trim(txn: &mut WriteTxn<'_>, doc_key: &str, rules: &CollectionRevi
         victims.push(revision);
     }
     // A delete revision that is the newest one stays while older ones remain, so they are not orphaned.
-    if let Some(last) = victims.last() {
+    if let Some(last) = victims.last().filter(|last| last.flags & flags::DELETE_REVISION != 0) {
         let remaining_after = count - victims.len() as u64;
         let newest = txn.newest_revision(doc_key)?.map(|r| r.etag);
-        if last.flags & flags::DELETE_REVISION != 0 && remaining_after + 1 > 1 && newest == Some(last.etag) {
+        if remaining_after + 1 > 1 && newest == Some(last.etag) {
             victims.pop();
         }
     }
     for revision in &victims {
-        txn.delete_revision(doc_key, revision.etag)?;
+        txn.delete_revision_record(doc_key, revision)?;
     }
     Ok(victims.len() as u64)
 }
@@ -49,7 +49,7 @@ pub(crate) fn trim(txn: &mut WriteTxn<'_>, doc_key: &str, rules: &CollectionRevi
 pub(crate) fn delete_all(txn: &mut WriteTxn<'_>, doc_key: &str) -> Result<u64, EngineError> {
     let revisions = txn.revisions_oldest_first(doc_key, usize::MAX)?;
     for revision in &revisions {
-        txn.delete_revision(doc_key, revision.etag)?;
+        txn.delete_revision_record(doc_key, revision)?;
     }
     Ok(revisions.len() as u64)
 }

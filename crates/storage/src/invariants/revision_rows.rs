@@ -1,8 +1,6 @@
 //! Invariants of the revision tables: every revision decodes under its own key (document and etag), has its
-//! change-vector entry and its collection entry, is counted, and is in the bin exactly when it is a delete
-//! revision; no lookup entry points to a missing revision.
-
-use std::collections::BTreeMap;
+//! change-vector entry and its collection entry, and is in the bin exactly when it is a delete revision; no
+//! lookup entry points to a missing revision; the retired `revision_counts` table is empty.
 
 use corvid_types::id_key;
 
@@ -16,7 +14,6 @@ use crate::StorageError;
 impl Checker<'_> {
     pub(super) fn revisions(&mut self) -> Result<(), StorageError> {
         let table = tables::REVISIONS;
-        let mut counted: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
         for entry in self.tables.revisions.iter(self.txn)? {
             let (key, value) = entry?;
             self.report.revisions += 1;
@@ -25,7 +22,6 @@ impl Checker<'_> {
                 continue;
             };
             let key_text = format!("{}#{etag}", text(doc_key));
-            *counted.entry(doc_key.to_vec()).or_default() += 1;
             let revision = match DocumentRecord::decode(value) {
                 Ok(revision) => revision,
                 Err(e) => {
@@ -60,7 +56,7 @@ impl Checker<'_> {
             }
         }
         self.revision_lookups()?;
-        self.revision_counts(counted)
+        self.retired_revision_counts()
     }
 
     /// Entries of `revisions_by_change_vector` and `revisions_bin` point to revision rows.
@@ -88,19 +84,12 @@ impl Checker<'_> {
         Ok(())
     }
 
-    /// `revision_counts` holds the number of rows of each document with revisions, and nothing else.
-    fn revision_counts(&mut self, mut counted: BTreeMap<Vec<u8>, u64>) -> Result<(), StorageError> {
+    /// `revision_counts` is emptied at open since format 6 and never written again.
+    fn retired_revision_counts(&mut self) -> Result<(), StorageError> {
         for entry in self.tables.revision_counts.iter(self.txn)? {
             let (key, value) = entry?;
-            let rows = counted.remove(key).unwrap_or(0);
-            match decode_etag(value) {
-                Some(stored) if stored == rows => {}
-                Some(stored) => self.violation(Violation::RevisionCount { key: text(key), stored, counted: rows }),
-                None => self.unreadable(tables::REVISION_COUNTS, text(key), "value is not 8 bytes"),
-            }
-        }
-        for (key, rows) in counted {
-            self.violation(Violation::RevisionCount { key: text(&key), stored: 0, counted: rows });
+            let stored = decode_etag(value).unwrap_or(0);
+            self.violation(Violation::RetiredRevisionCount { key: text(key), stored });
         }
         Ok(())
     }
