@@ -43,12 +43,24 @@ fn current_tid() -> u32 {
     tid
 }
 
+/// Lowers thread `tid` to `nice`, never raising it: a server started with a higher nice value (`nice -n 15
+/// corvid serve`, as root, who may raise priorities) must not get merge threads above its own priority.
 #[cfg(target_os = "linux")]
 fn set_nice(tid: u32, nice: i32) {
-    // SAFETY: setpriority only reads its integer arguments; on Linux PRIO_PROCESS with a thread id sets the
-    // nice value of that one thread.
+    // SAFETY: getpriority/setpriority only read their integer arguments; on Linux PRIO_PROCESS with a thread
+    // id names that one thread. errno is thread-local: it is cleared first because -1 is also a nice value.
     #[allow(unsafe_code)]
-    let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, nice) };
+    let result = unsafe {
+        *libc::__errno_location() = 0;
+        let current = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if current == -1 && *libc::__errno_location() != 0 {
+            -1
+        } else if current >= nice {
+            0
+        } else {
+            libc::setpriority(libc::PRIO_PROCESS, tid, nice)
+        }
+    };
     if result != 0 {
         tracing::debug!(tid, error = %std::io::Error::last_os_error(), "could not lower a merge thread's priority");
     }
