@@ -53,7 +53,9 @@ impl Preallocator {
         if len >= used + ahead / 2 || used + ahead > store.map_size() as u64 {
             return Ok(());
         }
-        zero_fill::write_zeros(&file, len.max(used), used + ahead)?;
+        // Whole 64 KiB steps: the file's length stays a multiple of the page size (a copy or a compaction
+        // sizes its map from it).
+        zero_fill::write_zeros(&file, len.max(used), (used + ahead).next_multiple_of(1 << 16))?;
         file.sync_data()?;
         drop(file);
         Ok(())
