@@ -42,8 +42,6 @@ class SecuredStudio:
         self.server = CorvidServer(directory / "data", log_path=directory / "server.log", extra_args=[
             "--url", "https://127.0.0.1:0", "--certificate-path", str(pfx), "--certificate-password", PFX_PASSWORD,
             "--well-known-admin-certificates", self.admin.thumbprint,
-            # Local clients without a certificate are refused too: the browser without one must see it.
-            "--unsecured-access-allowed", "None",
         ])
         self.url = self.server.start()
         self.http = requests.Session()
@@ -89,6 +87,13 @@ def admin_studio(secured, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def anonymous_browser(secured, tmp_path_factory):
+    driver = browser_for(secured, tmp_path_factory, "anonymous", None)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture(scope="module")
 def limited_studio(secured, tmp_path_factory):
     driver = browser_for(secured, tmp_path_factory, "limited", secured.limited)
     yield Studio(driver, secured.url)
@@ -130,3 +135,47 @@ def test_the_admin_certificate_uses_every_page_over_https(secured, admin_studio)
     studio.text_appears("#dashboard-status", "Updated")
     studio.screenshot("https_dashboard_admin")
     assert studio.console_errors() == []
+
+
+def test_a_certificate_for_one_database_sees_that_database_and_is_told_what_it_may_not_do(secured, limited_studio):
+    studio = limited_studio
+    studio.open()
+    studio.page("databases")
+    studio.element(f'#databases-table tr[data-database="{secured.database}"]')
+    names = [row.get_attribute("data-database") for row in studio.driver.find_elements(By.CSS_SELECTOR, "#databases-table tr[data-database]")]
+    assert names == [secured.database]
+    assert [o.get_attribute("value") for o in studio.driver.find_elements(By.CSS_SELECTOR, "#database-picker option")] == [secured.database]
+    studio.screenshot("https_databases_limited")
+    # Creating a database needs the Operator clearance: the refusal is shown, nothing is created.
+    type_into(studio.element("#new-database-name"), "not_mine")
+    studio.element("#create-database").click()
+    studio.text_appears("#messages", "Could not create not_mine: Forbidden")
+    assert "not_mine" not in secured.http.get(f"{secured.url}/databases", params={"namesOnly": "true"}).text
+
+    # Its own database works: documents are listed and a query runs.
+    secured.http.put(f"{secured.url}/databases/{secured.database}/docs", params={"id": "notes/1"},
+                     json={"Text": "mine", "@metadata": {"@collection": "Notes"}}).raise_for_status()
+    studio.go("#/documents?collection=Notes")
+    studio.page("documents")
+    studio.element('#documents-list .row[aria-rowindex="1"]')
+    studio.screenshot("https_documents_limited")
+
+    # The dashboard is for operators: a clear refusal, with the heading, no polling and no broken page.
+    studio.go("#/dashboard")
+    studio.page("dashboard")
+    studio.text_appears("#not-allowed", "Not allowed")
+    assert studio.element("h1").text == "Server dashboard"
+    assert "Operator clearance" in studio.element("main").text
+    studio.screenshot("https_dashboard_limited")
+    errors = studio.console_errors(expected=("403",))
+    assert errors == []
+
+
+def test_without_a_certificate_the_server_refuses(secured, anonymous_browser):
+    """A browser with no certificate gets the server's 403 (TLS succeeds: the certificate is asked for, not
+    required, so the refusal can say why), shown by the browser as the error JSON."""
+    anonymous_browser.get(f"{secured.url}/studio/")
+    body = anonymous_browser.find_element(By.TAG_NAME, "body").text
+    assert "requires client certificate" in body, body
+    assert "AuthorizationException" in body
+    Studio(anonymous_browser, secured.url).screenshot("https_no_certificate")
