@@ -7,7 +7,8 @@ trusted for servers (`certutil -A -t "C,,"`): the server's certificate is verifi
 `AutoSelectCertificateForUrls` names one: a policy is only read from /etc/chromium/policies/managed/, so
 writing it needs root (scripts/test.sh installs it, with sudo when not root; the tests write it when they run
 as root, as in CI, and skip saying why otherwise). It selects by issuer name, so it applies to the tests' CA
-alone. (Verified with Debian's chromium 156 headless: without the policy no certificate is sent.)"""
+alone. (Verified with Debian's chromium 156, headless: without the policy the page load waits on the
+certificate prompt no one can answer and times out.)"""
 
 from __future__ import annotations
 

@@ -5,9 +5,9 @@ use std::sync::atomic::Ordering;
 
 use axum::body::Body;
 use axum::extract::{RawQuery, State};
-use axum::Extension;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use corvid_engine::CatalogEntry;
 use corvid_types::{push_json_string, NODE_TAG};
 use serde_json::{json, Value};

@@ -44,7 +44,12 @@ export async function refreshDatabases() {
   return list;
 }
 
+let visits = 0;
+
 async function route() {
+  // A newer navigation may start while this page still loads: the older one then neither labels the page
+  // nor keeps its timers.
+  const visit = ++visits;
   const [path, search] = location.hash.replace(/^#\/?/, "").split("?");
   const name = PAGES[path] ? path : "databases";
   const params = Object.fromEntries(new URLSearchParams(search || ""));
@@ -61,8 +66,10 @@ async function route() {
   }
   try {
     const result = await PAGES[name].render(main, { database, params, go, refreshDatabases, useDatabase });
+    if (visit !== visits) { if (typeof result === "function") result(); return; }
     if (typeof result === "function") cleanup = result;
   } catch (e) {
+    if (visit !== visits) return;
     // What the page had drawn before failing goes: the page keeps its heading and says why it is empty.
     const why = e.isForbidden
       ? [h("p", { class: "error", role: "alert", id: "not-allowed" },
