@@ -159,6 +159,11 @@ def test_a_certificate_for_one_database_sees_that_database_and_is_told_what_it_m
     studio.page("documents")
     studio.element('#documents-list .row[aria-rowindex="1"]')
     studio.screenshot("https_documents_limited")
+    # The other pages of its database load (ReadWrite reads indexes and exports); none says it failed.
+    for page in ("query", "indexes", "tasks"):
+        studio.go(f"#/{page}")
+        studio.page(page)
+        assert "Could not load" not in studio.element("main").text and not studio.driver.find_elements(By.ID, "not-allowed")
 
     # The dashboard is for operators: a clear refusal, with the heading, no polling and no broken page.
     studio.go("#/dashboard")
