@@ -15,6 +15,7 @@ from selenium.webdriver.common.keys import Keys
 
 from corvid_support import CorvidServer, unique_db_name
 from security_certificates import CertificateAuthority
+from studio_accessibility import CONTRAST_FAILURES, LANDMARKS
 from studio_browser import Studio
 from studio_client_certificates import (
     STUDIO_TEST_CA,
@@ -172,6 +173,9 @@ def test_a_certificate_for_one_database_sees_that_database_and_is_told_what_it_m
     assert studio.element("h1").text == "Server dashboard"
     assert "Operator clearance" in studio.element("main").text
     studio.screenshot("https_dashboard_limited")
+    # The refusal is as readable and as structured as any page.
+    assert studio.driver.execute_script(CONTRAST_FAILURES) == []
+    assert studio.driver.execute_script(LANDMARKS) == {"h1": ["Server dashboard"], "main": 1}
     errors = studio.console_errors(expected=("403",))
     assert errors == []
 
