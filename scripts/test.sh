@@ -25,6 +25,23 @@ if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     "${as_root[@]}" apt-get update -qq
     "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver
 fi
+# The Studio-over-HTTPS tests (test_studio_https.py) give the browser a client certificate: certutil and
+# pk12util fill its NSS database, and a managed policy lets Chromium send the tests' certificate unasked
+# (the same text as tests/compat/studio_client_certificates.py writes; it only matches the tests' own CA).
+if ! command -v certutil >/dev/null || ! command -v pk12util >/dev/null; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    "${as_root[@]}" apt-get update -qq
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libnss3-tools
+fi
+studio_policy=/etc/chromium/policies/managed/corvid-studio-tests.json
+studio_policy_text='{"AutoSelectCertificateForUrls": ["{\"pattern\": \"https://127.0.0.1:*\", \"filter\": {\"ISSUER\": {\"CN\": \"Corvid Studio Test CA\"}}}"]}'
+if [ "$(cat "$studio_policy" 2>/dev/null)" != "$studio_policy_text" ]; then
+    as_root=()
+    [ "$(id -u)" -eq 0 ] || as_root=(sudo)
+    "${as_root[@]}" mkdir -p "$(dirname "$studio_policy")"
+    printf '%s' "$studio_policy_text" | "${as_root[@]}" tee "$studio_policy" >/dev/null
+fi
 
 echo "== compatibility tests (official ravendb client)"
 if [ ! -x .venv/bin/python ]; then
@@ -36,7 +53,8 @@ fi
 # benchmark together). They also pass after the rest of the suite in one process: the old failure there was
 # the official client's shared default metadata in BulkInsertOperation.store_as (see test_studio.py).
 # The benchmark (test_studio_bench.py) writes target/studio-bench.json.
-studio_tests=(tests/compat/test_studio.py tests/compat/test_studio_views.py tests/compat/test_studio_bench.py)
+studio_tests=(tests/compat/test_studio.py tests/compat/test_studio_views.py tests/compat/test_studio_https.py
+    tests/compat/test_studio_accessibility.py tests/compat/test_studio_bench.py)
 .venv/bin/python -m pytest "${studio_tests[@]}" -q "$@"
 .venv/bin/python -m pytest tests/compat -q "${studio_tests[@]/#/--ignore=}" "$@"
 

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 from selenium import webdriver
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
@@ -59,7 +60,9 @@ class Studio:
         self.driver.execute_script("localStorage.setItem('corvid.database', arguments[0])", name)
 
     def wait(self, condition, timeout: float = 15):
-        return WebDriverWait(self.driver, timeout).until(condition)
+        # Live pages (the dashboard) redraw their rows every second: an element found just before a redraw
+        # is stale when read, and the condition is simply asked again.
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
 
     def element(self, css: str, timeout: float = 15):
         return self.wait(EC.visibility_of_element_located((By.CSS_SELECTOR, css)), timeout)

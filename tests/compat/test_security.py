@@ -136,6 +136,10 @@ def test_a_read_write_user_works_on_its_database_only(secured):
                 session.load("users/1", User)
     whoami = secured.raw(user).get(f"{secured.url}/certificates/whoami").json()
     assert whoami["SecurityClearance"] == "ValidUser" and whoami["Permissions"] == {db: "ReadWrite"}
+    # The database list shows the databases the certificate may read (RavenDB filters it the same way).
+    listed = [d["Name"] for d in secured.raw(user).get(f"{secured.url}/databases").json()["Databases"]]
+    assert listed == [db], listed
+    assert other in [d["Name"] for d in secured.raw(secured.admin).get(f"{secured.url}/databases").json()["Databases"]]
 
 
 def test_a_read_only_user_cannot_write_or_define_indexes(secured):

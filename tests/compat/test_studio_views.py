@@ -275,7 +275,7 @@ def test_dashboard_shows_cpu_memory_traffic_per_database_and_ongoing_operations(
     assert float(studio.element("#memory-machine").text.replace(",", "")) > 0
     row = f'#database-traffic tr[data-database="{db_name}"]'
     studio.wait(lambda d: d.find_element(By.CSS_SELECTOR, f"{row} .requests-rate").text not in ("", "-"))
-    assert studio.element(f"{row}").text.endswith("Loaded")
+    studio.wait(lambda d: d.find_element(By.CSS_SELECTOR, row).text.endswith("Loaded"))
 
     def finished(_driver):
         state = requests.get(f"{server_url}/databases/{db_name}/operations/state", params={"id": operation}, timeout=10).json()

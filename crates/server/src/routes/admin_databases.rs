@@ -7,6 +7,7 @@ use axum::body::Body;
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Extension;
 use corvid_engine::CatalogEntry;
 use corvid_types::{push_json_string, NODE_TAG};
 use serde_json::{json, Value};
@@ -16,6 +17,8 @@ use crate::database_info_cache::{self, DatabaseInfoRecord};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::responses::{blocking, json, json_value};
+use crate::security::access::Access;
+use crate::security::authorization::Caller;
 use crate::state::AppState;
 
 pub async fn create(State(state): State<AppState>, headers: HeaderMap, RawQuery(raw): RawQuery, body: Body) -> ApiResult<Response> {
@@ -180,11 +183,14 @@ async fn database_infos(state: &AppState, entries: &[CatalogEntry]) -> ApiResult
 }
 
 /// `GET /databases`: names from the catalog; never opens a database.
-pub async fn list(State(state): State<AppState>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
+pub async fn list(State(state): State<AppState>, caller: Option<Extension<Caller>>, RawQuery(raw): RawQuery) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let start = query.get_usize("start", 0);
     let page_size = query.get_usize("pageSize", usize::MAX);
-    let entries: Vec<CatalogEntry> = state.landlord.list().into_iter().skip(start).take(page_size).collect();
+    // On a secured server a certificate sees the databases it may read, as in RavenDB (the Studio's list of a
+    // user with one database shows that one); unsecured, there is no caller and every database is listed.
+    let visible = |e: &CatalogEntry| caller.as_ref().is_none_or(|c| c.grant.allows(Access::DatabaseRead, Some(&e.name.to_lowercase())));
+    let entries: Vec<CatalogEntry> = state.landlord.list().into_iter().filter(visible).skip(start).take(page_size).collect();
     if query.get_bool("namesOnly") {
         let names: Vec<Value> = entries.iter().map(|e| json!(e.name)).collect();
         return Ok(json_value(StatusCode::OK, &json!({ "Databases": names })));

@@ -10,6 +10,10 @@ export class ApiError extends Error {
     this.type = (body && body.Type) || "";
     this.body = body;
   }
+  /** Refused because the client certificate lacks the access (a secured server's 403). */
+  get isForbidden() {
+    return this.status === 403;
+  }
   /** A write refused because the document changed since it was read (stale change vector). */
   get isConcurrencyConflict() {
     return this.status === 409 || this.type.endsWith("ConcurrencyException");

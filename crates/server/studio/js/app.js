@@ -11,6 +11,8 @@ import * as dashboard from "./pages/dashboard.js";
 import * as tasks from "./pages/tasks.js";
 
 const PAGES = { databases, documents, document: documentEditor, query: queryPage, indexes, tasks, dashboard };
+const TITLES = { databases: "Databases", documents: "Documents", document: "Document", query: "Query", indexes: "Indexes",
+  tasks: "Import, export and backups", dashboard: "Server dashboard" };
 const NEEDS_DATABASE = new Set(["documents", "document", "query", "indexes", "tasks"]);
 const main = document.getElementById("main");
 const picker = document.getElementById("database-picker");
@@ -42,7 +44,12 @@ export async function refreshDatabases() {
   return list;
 }
 
+let visits = 0;
+
 async function route() {
+  // A newer navigation may start while this page still loads: the older one then neither labels the page
+  // nor keeps its timers.
+  const visit = ++visits;
   const [path, search] = location.hash.replace(/^#\/?/, "").split("?");
   const name = PAGES[path] ? path : "databases";
   const params = Object.fromEntries(new URLSearchParams(search || ""));
@@ -59,9 +66,17 @@ async function route() {
   }
   try {
     const result = await PAGES[name].render(main, { database, params, go, refreshDatabases, useDatabase });
+    if (visit !== visits) { if (typeof result === "function") result(); return; }
     if (typeof result === "function") cleanup = result;
   } catch (e) {
-    main.append(h("p", { class: "error", role: "alert" }, `Could not load this page: ${e.message}`));
+    if (visit !== visits) return;
+    // What the page had drawn before failing goes: the page keeps its heading and says why it is empty.
+    const why = e.isForbidden
+      ? [h("p", { class: "error", role: "alert", id: "not-allowed" },
+          "Not allowed: your client certificate does not give access to this page. Ask an administrator for the access it needs."),
+        h("p", { class: "muted" }, e.message)]
+      : [h("p", { class: "error", role: "alert" }, `Could not load this page: ${e.message}`)];
+    main.replaceChildren(h("h1", {}, TITLES[name]), ...why);
   }
   main.dataset.page = name;
 }

@@ -67,6 +67,17 @@ export function virtualList({ columns, total, pageSize = 100, fetchPage, onOpen,
     drawn = next;
   }
 
+  // Keyboard: Down from the list focuses the first row in view, Up/Down move between rows, Enter opens one.
+  element.addEventListener("keydown", (e) => {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp") return;
+    const row = e.target.closest(".row[aria-rowindex]");
+    const from = row ? Number(row.getAttribute("aria-rowindex")) - 1 : Math.floor(element.scrollTop / ROW_HEIGHT) - 1;
+    const target = drawn.get(from + (e.key === "ArrowDown" ? 1 : -1));
+    if (!target) return;
+    e.preventDefault();
+    target.focus(); // scrolls it into view; the scroll handler then draws the rows around it
+  });
+
   let pending = false;
   element.addEventListener("scroll", () => {
     if (pending) return;

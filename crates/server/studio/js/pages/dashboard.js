@@ -99,6 +99,8 @@ export async function render(main) {
       previous = current;
       previousAt = now;
     } catch (e) {
+      // A certificate without the Operator clearance never gets metrics: the page says so, not polls on.
+      if (e.isForbidden) { stopped = true; if (!previous) throw e; }
       status.textContent = `Could not read metrics: ${e.message}`;
     }
     if (!stopped) timer = setTimeout(poll, 1000);
