@@ -103,7 +103,7 @@ fn sync_all_data(blobs: &[UnsyncedBlob]) -> Result<(), StorageError> {
     let per_thread = blobs.len().div_ceil(SYNC_THREADS);
     std::thread::scope(|scope| {
         let workers: Vec<_> = blobs.chunks(per_thread).map(|group| scope.spawn(move || sync(group))).collect();
-        workers.into_iter().map(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect()
+        workers.into_iter().try_for_each(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })
 }
 
