@@ -33,6 +33,31 @@ impl<'de> Deserialize<'de> for RawFields<'de> {
 
 use crate::EngineError;
 
+/// Splits a JSON object's text in one pass, without parsing its values: its fields but `@metadata`,
+/// copied as written into a compact object (the body), and its `@metadata` unparsed (None when absent).
+pub(crate) fn split_raw(text: &str) -> Result<(String, Option<&RawValue>), EngineError> {
+    let fields: Vec<(Cow<'_, str>, &RawValue)> = serde_json::from_str::<RawFields<'_>>(text)
+        .map_err(|e| EngineError::bad_request(format!("A document must be a JSON object: {e}")))?
+        .0;
+    let mut body = String::with_capacity(text.len());
+    body.push('{');
+    let mut metadata = None;
+    for (key, value) in fields {
+        if key == meta::METADATA {
+            metadata = Some(value);
+            continue;
+        }
+        if body.len() > 1 {
+            body.push(',');
+        }
+        push_json_string(&mut body, &key);
+        body.push(':');
+        body.push_str(value.get());
+    }
+    body.push('}');
+    Ok((body, metadata))
+}
+
 /// The error of a document over the limits every stored document meets (so every reader can parse it).
 fn refused(e: json::JsonLimitError) -> EngineError {
     EngineError::bad_request(format!("The document was refused: {e}"))
@@ -54,31 +79,26 @@ impl IncomingDocument {
     /// `@metadata` is parsed (bulk insert's fast path).
     pub fn from_raw(raw: &RawValue) -> Result<IncomingDocument, EngineError> {
         json::check_text(raw.get(), json::max_depth()).map_err(refused)?;
-        let fields: Vec<(Cow<'_, str>, &RawValue)> = serde_json::from_str::<RawFields<'_>>(raw.get())
-            .map_err(|e| EngineError::bad_request(format!("A document must be a JSON object: {e}")))?
-            .0;
-        let mut body = String::with_capacity(raw.get().len());
-        body.push('{');
-        let mut metadata = None;
-        for (key, value) in fields {
-            if key == meta::METADATA {
-                metadata = Some(value);
-                continue;
-            }
-            if body.len() > 1 {
-                body.push(',');
-            }
-            push_json_string(&mut body, &key);
-            body.push(':');
-            body.push_str(value.get());
-        }
-        body.push('}');
+        let (body, metadata) = split_raw(raw.get())?;
         let metadata: Value = match metadata {
             Some(raw) => {
                 serde_json::from_str(raw.get()).map_err(|e| EngineError::bad_request(format!("@metadata is not valid JSON: {e}")))?
             }
             None => Value::Null,
         };
+        IncomingDocument::with_metadata(body, metadata)
+    }
+
+    /// Like `from_raw`, for a caller that split the object (`split_raw`) and parsed its `@metadata`
+    /// already (the import, which reads the metadata first): `text` is the whole object, checked against
+    /// the limits every stored document meets.
+    pub(crate) fn from_split(text: &str, body: String, metadata: Value) -> Result<IncomingDocument, EngineError> {
+        json::check_text(text, json::max_depth()).map_err(refused)?;
+        IncomingDocument::with_metadata(body, metadata)
+    }
+
+    /// The document of `body` (its fields but `@metadata`) and `metadata` (`Null` when absent).
+    fn with_metadata(body: String, metadata: Value) -> Result<IncomingDocument, EngineError> {
         let mut only_metadata = Map::new();
         only_metadata.insert(meta::METADATA.to_owned(), metadata);
         let split = IncomingDocument::from_value(Value::Object(only_metadata))?;

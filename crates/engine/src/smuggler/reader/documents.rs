@@ -7,34 +7,29 @@ use std::io::BufRead;
 
 use corvid_storage::{flags, NewRevision, StagedBlob};
 use corvid_types::{metadata as meta, now_nanos, parse_date_ms};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::batch_writer::{BatchWriter, ImportItem, ImportedDocument};
 use super::dump_reader::DumpReader;
+use crate::document::split_raw;
 use crate::document_json::flags_from_text;
 use crate::smuggler::format::sections::{ATTACHMENT_EXPORT_TYPE, EXPORT_TYPE};
 use crate::{Database, EngineError, IncomingDocument};
-
-/// Only the `@metadata` of an item is parsed here; the body stays raw.
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(rename = "@metadata", borrow, default)]
-    metadata: Option<&'a RawValue>,
-}
 
 /// What an item of a documents section is.
 pub(crate) enum DocumentsItem {
     /// An attachment header; its content follows in the stream.
     Attachment { hash: String, size: u64 },
-    /// A document or revision.
-    Document { metadata: serde_json::Map<String, Value> },
+    /// A document or revision: its fields but `@metadata` (as written) and its `@metadata`, parsed.
+    Document { body: String, metadata: serde_json::Map<String, Value> },
 }
 
+/// Reads an item once: its fields are split without parsing their values, only `@metadata` is parsed
+/// (the document's body is then stored as split here; nothing parses it again).
 pub(crate) fn classify(item: &[u8]) -> Result<DocumentsItem, String> {
-    let head: Head<'_> = serde_json::from_slice(item).map_err(|e| format!("not a JSON object: {e}"))?;
-    let metadata: serde_json::Map<String, Value> = match head.metadata {
+    let text = std::str::from_utf8(item).map_err(|e| format!("not UTF-8: {e}"))?;
+    let (body, metadata) = split_raw(text).map_err(|e| format!("not a JSON object: {e}"))?;
+    let metadata: serde_json::Map<String, Value> = match metadata {
         Some(raw) => serde_json::from_str(raw.get()).map_err(|e| format!("@metadata is not an object: {e}"))?,
         None => serde_json::Map::new(),
     };
@@ -42,12 +37,12 @@ pub(crate) fn classify(item: &[u8]) -> Result<DocumentsItem, String> {
         if kind != ATTACHMENT_EXPORT_TYPE {
             return Err(format!("unknown @export-type '{kind}'"));
         }
-        let whole: Value = serde_json::from_slice(item).map_err(|e| e.to_string())?;
-        let hash = whole.get("Hash").and_then(Value::as_str).ok_or("an attachment header needs a 'Hash'")?;
-        let size = whole.get("Size").and_then(Value::as_u64).ok_or("an attachment header needs a 'Size'")?;
+        let header: Value = serde_json::from_str(&body).map_err(|e| e.to_string())?;
+        let hash = header.get("Hash").and_then(Value::as_str).ok_or("an attachment header needs a 'Hash'")?;
+        let size = header.get("Size").and_then(Value::as_u64).ok_or("an attachment header needs a 'Size'")?;
         return Ok(DocumentsItem::Attachment { hash: hash.to_owned(), size });
     }
-    Ok(DocumentsItem::Document { metadata })
+    Ok(DocumentsItem::Document { body, metadata })
 }
 
 /// `@last-modified` to unix nanoseconds, keeping RavenDB's 100 ns digits (`parse_date_ms` stops at ms).
@@ -94,10 +89,12 @@ pub(crate) struct ParsedDocument {
     pub attachments: Vec<(String, String, String)>,
 }
 
-pub(crate) fn parse_document(item: &[u8], metadata: &serde_json::Map<String, Value>) -> Result<ParsedDocument, String> {
+/// A document item `classify` split into `body` and `metadata`; `item` is its whole text (checked against
+/// the limits of stored documents).
+pub(crate) fn parse_document(item: &[u8], body: String, metadata: serde_json::Map<String, Value>) -> Result<ParsedDocument, String> {
     let id = metadata.get(meta::ID).and_then(Value::as_str).filter(|id| !id.is_empty()).ok_or("a document needs '@metadata.@id'")?;
-    let raw: &RawValue = serde_json::from_slice(item).map_err(|e| e.to_string())?;
-    let document = IncomingDocument::from_raw(raw).map_err(|e| e.to_string())?;
+    let id = id.to_owned();
+    let text = std::str::from_utf8(item).map_err(|e| e.to_string())?;
     let flags = metadata.get(meta::FLAGS).and_then(Value::as_str).map(flags_from_text).unwrap_or(0);
     let last_modified = metadata.get(meta::LAST_MODIFIED).and_then(Value::as_str).and_then(parse_last_modified).unwrap_or_else(now_nanos);
     let attachments = metadata
@@ -114,14 +111,9 @@ pub(crate) fn parse_document(item: &[u8], metadata: &serde_json::Map<String, Val
                 .collect()
         })
         .unwrap_or_default();
-    Ok(ParsedDocument {
-        id: id.to_owned(),
-        document,
-        flags,
-        change_vector: metadata.get(meta::CHANGE_VECTOR).and_then(Value::as_str).map(str::to_owned),
-        last_modified,
-        attachments,
-    })
+    let change_vector = metadata.get(meta::CHANGE_VECTOR).and_then(Value::as_str).map(str::to_owned);
+    let document = IncomingDocument::from_split(text, body, Value::Object(metadata)).map_err(|e| e.to_string())?;
+    Ok(ParsedDocument { id, document, flags, change_vector, last_modified, attachments })
 }
 
 /// The write of a current document; attachments whose content the dump did not carry are reported.
@@ -184,10 +176,27 @@ mod tests {
         let header = br#"{"@metadata":{"@export-type":"Attachment"},"Hash":"abc","Size":3,"Tag":"x"}"#;
         assert!(matches!(classify(header).unwrap(), DocumentsItem::Attachment { size: 3, .. }));
         let doc = br#"{"Name":"a","@metadata":{"@id":"users/1","@collection":"Users","@flags":"HasRevisions"}}"#;
-        let DocumentsItem::Document { metadata } = classify(doc).unwrap() else { panic!("a document") };
-        let parsed = parse_document(doc, &metadata).unwrap();
+        let DocumentsItem::Document { body, metadata } = classify(doc).unwrap() else { panic!("a document") };
+        let parsed = parse_document(doc, body, metadata).unwrap();
         assert_eq!((parsed.id.as_str(), parsed.document.collection.as_str()), ("users/1", "Users"));
         assert_eq!(parsed.flags, flags::HAS_REVISIONS);
-        assert!(parse_document(br#"{"a":1}"#, &serde_json::Map::new()).is_err());
+        assert!(parse_document(br#"{"a":1}"#, r#"{"a":1}"#.to_owned(), serde_json::Map::new()).is_err());
+    }
+
+    #[test]
+    fn a_document_is_split_once_as_bulk_insert_splits_it() {
+        let doc = br#"{"Name": "a \"b\"", "Tags": [1, {"x": 2}], "@metadata": {"@id": "users/1", "@collection": "Users",
+            "@change-vector": "A:1-x", "@last-modified": "2023-11-14T22:13:20.1234567Z", "Raven-Python-Type": "m.U",
+            "@attachments": [{"Name": "photo", "Hash": "h", "ContentType": "image/png"}]}, "N": 1.50}"#;
+        let DocumentsItem::Document { body, metadata } = classify(doc).unwrap() else { panic!("a document") };
+        let parsed = parse_document(doc, body, metadata).unwrap();
+        let raw: &serde_json::value::RawValue = serde_json::from_slice(doc).unwrap();
+        assert_eq!(parsed.document, IncomingDocument::from_raw(raw).unwrap());
+        assert_eq!(parsed.change_vector.as_deref(), Some("A:1-x"));
+        assert_eq!(parsed.last_modified, 1_700_000_000_123_456_700);
+        assert_eq!(parsed.attachments, vec![("photo".to_owned(), "h".to_owned(), "image/png".to_owned())]);
+        for bad in [&b"[1]"[..], br#"{"@metadata": 3}"#, br#"{"a": }"#, br#"{"@metadata":{"@export-type":"Attachment"},"Size":3}"#] {
+            assert!(classify(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+        }
     }
 }

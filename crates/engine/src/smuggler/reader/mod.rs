@@ -372,8 +372,8 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                         self.result.documents.attachments += 1;
                     }
                 }
-                DocumentsItem::Document { metadata } => {
-                    let parsed = match documents::parse_document(item, &metadata) {
+                DocumentsItem::Document { body, metadata } => {
+                    let parsed = match documents::parse_document(item, body, metadata) {
                         Ok(parsed) => parsed,
                         Err(e) => {
                             let counts = if revisions { &mut self.result.revision_documents } else { &mut self.result.documents };
