@@ -100,10 +100,19 @@ impl BlobStore {
         content_path(&self.dir, hash)
     }
 
+    /// The directory of uploads in progress (emptied at open).
+    pub(crate) fn temp_dir(&self) -> PathBuf {
+        self.dir.join(TEMP_DIR)
+    }
+
+    /// A number no other temporary file of this process has used.
+    pub(crate) fn next_temp_number(&self) -> u64 {
+        self.next_temp.fetch_add(1, Ordering::Relaxed)
+    }
+
     /// Starts an upload into a temporary file.
     pub fn writer(&self) -> Result<BlobWriter<'_>, StorageError> {
-        let n = self.next_temp.fetch_add(1, Ordering::Relaxed);
-        let temp_path = self.dir.join(TEMP_DIR).join(format!("{}-{n}", std::process::id()));
+        let temp_path = self.temp_dir().join(format!("{}-{}", std::process::id(), self.next_temp_number()));
         let file = File::create(&temp_path).map_err(io(&temp_path))?;
         Ok(BlobWriter { store: self, file, temp_path, hasher: Hasher::new(), size: 0, keep: false })
     }

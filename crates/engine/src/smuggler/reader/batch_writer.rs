@@ -6,7 +6,7 @@
 use std::collections::VecDeque;
 use std::sync::mpsc;
 
-use corvid_storage::{flags, NewRevision, StagedBlob, TimeSeriesEntry, UnsyncedBlob, WriteTxn};
+use corvid_storage::{flags, BlobWriter, NewRevision, StagedBlob, TempFileSupply, TimeSeriesEntry, UnsyncedBlob, WriteTxn};
 use corvid_types::{id_key, now_nanos};
 
 use crate::attachments::AttachmentCommand;
@@ -24,6 +24,8 @@ const BATCH_ITEMS: usize = 8192;
 const BATCH_BYTES: usize = 8 << 20;
 /// Batches submitted and not yet durable.
 const IN_FLIGHT: usize = 2;
+/// Temporary files for attachment contents kept created ahead of the stream.
+const TEMP_FILES_AHEAD: usize = 64;
 
 /// A document with its attachments (contents staged and pinned already).
 pub(crate) struct ImportedDocument {
@@ -100,11 +102,23 @@ pub(crate) struct BatchWriter<'a> {
     in_flight: VecDeque<Answer>,
     /// Attachment contents staged since the last batch, made durable together before it is submitted.
     unsynced: Vec<UnsyncedBlob>,
+    /// Files for attachment contents, created on a thread of their own (started at the first attachment).
+    temp_files: Option<TempFileSupply>,
 }
 
 impl<'a> BatchWriter<'a> {
     pub fn new(db: &'a Database) -> BatchWriter<'a> {
-        BatchWriter { db, pending: Vec::new(), pending_bytes: 0, in_flight: VecDeque::new(), unsynced: Vec::new() }
+        BatchWriter { db, pending: Vec::new(), pending_bytes: 0, in_flight: VecDeque::new(), unsynced: Vec::new(), temp_files: None }
+    }
+
+    /// Starts staging an attachment content, in a file created ahead of time.
+    pub fn attachment_writer(&mut self) -> Result<BlobWriter<'a>, EngineError> {
+        let blobs = self.db.store.blobs();
+        let supply = match &mut self.temp_files {
+            Some(supply) => supply,
+            none => none.insert(blobs.temp_file_supply(TEMP_FILES_AHEAD)?),
+        };
+        Ok(blobs.writer_from(supply)?)
     }
 
     /// Keeps an attachment content until the next batch, which syncs it with the others before it commits.

@@ -14,7 +14,7 @@ use super::dump_reader::DumpReader;
 use crate::document::split_raw;
 use crate::document_json::flags_from_text;
 use crate::smuggler::format::sections::{ATTACHMENT_EXPORT_TYPE, EXPORT_TYPE};
-use crate::{Database, EngineError, IncomingDocument};
+use crate::{EngineError, IncomingDocument};
 
 /// What an item of a documents section is.
 pub(crate) enum DocumentsItem {
@@ -60,7 +60,6 @@ pub(crate) fn parse_last_modified(text: &str) -> Option<i64> {
 /// Streams an attachment's content into the attachment store (or past it when `keep` is false); the
 /// batch writer makes it durable with the next batch's other contents.
 pub(crate) fn stage_attachment<R: BufRead>(
-    db: &Database,
     reader: &mut DumpReader<R>,
     size: u64,
     keep: bool,
@@ -70,7 +69,7 @@ pub(crate) fn stage_attachment<R: BufRead>(
         reader.read_raw(size, |_| Ok(()))?;
         return Ok(None);
     }
-    let mut writer = db.store.blobs().writer()?;
+    let mut writer = batches.attachment_writer()?;
     reader.read_raw(size, |chunk| Ok(writer.write(chunk)?))?;
     let unsynced = writer.finish_unsynced()?;
     let blob = unsynced.blob().clone();

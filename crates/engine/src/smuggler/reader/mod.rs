@@ -364,7 +364,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
             self.item_index += 1;
             match documents::classify(item).map_err(|e| EngineError::bad_request(format!("the item cannot be read: {e}")))? {
                 DocumentsItem::Attachment { hash, size } => {
-                    if let Some(blob) = documents::stage_attachment(self.db, &mut self.reader, size, keep_attachments, &mut self.writer)? {
+                    if let Some(blob) = documents::stage_attachment(&mut self.reader, size, keep_attachments, &mut self.writer)? {
                         if let Some(earlier) = self.staged.insert(hash, blob) {
                             // The same content twice: the store pins it once per staging.
                             self.db.release_attachments(&[earlier]);
