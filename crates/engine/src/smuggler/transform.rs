@@ -131,7 +131,8 @@ mod tests {
 
     #[test]
     fn changes_documents_and_their_metadata() {
-        let t = transformer("this.Full = this.First + ' ' + this.Last; delete this.First; this['@metadata']['Tag'] = id(this);", 100).unwrap();
+        let t =
+            transformer("this.Full = this.First + ' ' + this.Last; delete this.First; this['@metadata']['Tag'] = id(this);", 100).unwrap();
         let out = t.apply("users/1", r#"{"First":"Ada","Last":"L","@metadata":{"@id":"users/1"}}"#).unwrap();
         let Transformed::Document(text) = out else { panic!("a document") };
         let value: Value = serde_json::from_str(&text).unwrap();

@@ -28,7 +28,8 @@ fn options_of(query: &QueryParams) -> ApiResult<ImportOptions> {
         }
     }
     if let Some(steps) = query.get_non_empty("MaxStepsForTransformScript") {
-        let steps: u64 = steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
+        let steps: u64 =
+            steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
         json.insert("MaxStepsForTransformScript".into(), json!(steps));
     }
     json.insert("SkipRevisionCreation".into(), json!(query.get_bool("SkipRevisionCreation")));
@@ -42,8 +43,11 @@ pub async fn import_dir(State(state): State<AppState>, Path(db): Path<String>, R
     let dir = PathBuf::from(query.get_non_empty("dir").ok_or_else(|| ApiError::BadRequest("Query string value 'dir' is required".into()))?);
     let options = options_of(&query)?;
     let database = state.landlord.database(&db).await?;
-    let operation =
-        database.operations().start(query.get_u64("operationId"), "DatabaseImport", format!("Import of folder '{}' into '{db}'", dir.display()));
+    let operation = database.operations().start(
+        query.get_u64("operationId"),
+        "DatabaseImport",
+        format!("Import of folder '{}' into '{db}'", dir.display()),
+    );
     let op = operation.clone();
     let outcome = blocking(move || {
         let mut imported_before = 0;

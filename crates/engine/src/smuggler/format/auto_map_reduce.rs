@@ -107,7 +107,8 @@ mod tests {
         assert_eq!(collection, "Orders");
         assert_eq!(group_by, ["Company", "array(Lines[].Product)"]);
         assert_eq!(aggregations, [Aggregation::Count, Aggregation::Sum("Total".into())]);
-        let average = json!({"Collections": ["Orders"], "MapFields": [{"Name": "Total", "Aggregation": 7}], "GroupByFields": [{"Name": "A"}]});
+        let average =
+            json!({"Collections": ["Orders"], "MapFields": [{"Name": "Total", "Aggregation": 7}], "GroupByFields": [{"Name": "A"}]});
         assert!(parse(&average).is_err());
         assert!(parse(&json!({"Collections": ["Orders"], "MapFields": []})).is_err());
     }
