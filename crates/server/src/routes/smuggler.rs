@@ -121,7 +121,8 @@ async fn export_options(state: &AppState, headers: &HeaderMap, body: Body) -> Ap
         }
     }
     if let Some(steps) = form.get_non_empty("MaxStepsForTransformScript") {
-        let steps: u64 = steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
+        let steps: u64 =
+            steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
         json.insert("MaxStepsForTransformScript".into(), json!(steps));
     }
     if let Some(value) = form.get_non_empty("IncludeArtificial") {
