@@ -1,6 +1,6 @@
 """Backup retention end to end (`RetentionPolicy.MinimumBackupAgeToKeep` of a periodic task): a task run now
 (`POST /databases/{db}/admin/backup/database?taskId=`) applies the policy after its run as a scheduled run
-does, so the test needs no scheduler minute: with a 2-second age, a backup folder older than that goes when
+does, so the test needs no scheduler minute: with a 1-second age (backup names count whole seconds), a backup folder 3 seconds old goes when
 the next one is written, the newest one always stays, and without a policy nothing is removed."""
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def test_old_backups_go_and_the_newest_stays(store, server_url, db_name, http, t
         s.save_changes()
     for backup_type in ("Backup", "Snapshot"):
         folder = tmp_path / backup_type
-        task_id = _task(http, server_url, db_name, folder, backup_type, {"Disabled": False, "MinimumBackupAgeToKeep": "00:00:02"})
+        task_id = _task(http, server_url, db_name, folder, backup_type, {"Disabled": False, "MinimumBackupAgeToKeep": "00:00:01"})
         first = _run_now(http, server_url, db_name, task_id)
         assert _folders(folder) == [first], "the newest backup stays, however old"
-        time.sleep(2.5)
+        time.sleep(3)
         second = _run_now(http, server_url, db_name, task_id)
         assert first != second and _folders(folder) == [second], (backup_type, _folders(folder))
 
