@@ -32,6 +32,9 @@ use batch_writer::{BatchWriter, ImportItem};
 use documents::DocumentsItem;
 use dump_reader::{DumpReader, SectionValue};
 
+/// A document item split as `documents::classify` splits it: its body without `@metadata`, and that.
+type SplitDocument = (String, serde_json::Map<String, Value>);
+
 /// Progress is reported after this many items.
 const PROGRESS_EVERY: u64 = 1024;
 
@@ -363,7 +366,7 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         item: &mut Vec<u8>,
         body: String,
         metadata: serde_json::Map<String, Value>,
-    ) -> Result<Option<(String, serde_json::Map<String, Value>)>, EngineError> {
+    ) -> Result<Option<SplitDocument>, EngineError> {
         let Some(transformer) = self.transform.as_ref().filter(|_| !revisions) else { return Ok(Some((body, metadata))) };
         let id = metadata.get(corvid_types::metadata::ID).and_then(Value::as_str).unwrap_or("").to_owned();
         if !transformer.apply_in_place(&id, item)? {
