@@ -17,6 +17,10 @@ pub struct IndexInfo {
     pub collection: String,
     /// The fields an automatic index keeps.
     pub fields: Vec<AutoIndexField>,
+    /// An automatic map-reduce index's reduce key paths (`array(path)` for an array's content).
+    pub group_by: Vec<String>,
+    /// An automatic map-reduce index's aggregations.
+    pub aggregations: Vec<crate::indexing::Aggregation>,
     /// Whether documents written before now are not indexed yet.
     pub is_stale: bool,
     /// `Normal`, `Idle` (not queried for a while), `Error` or `Disabled`.
@@ -75,6 +79,8 @@ impl Database {
                 name: handle.name(),
                 collection: handle.definition.collection.clone(),
                 fields: handle.definition.fields.clone(),
+                group_by: handle.definition.group_by.clone(),
+                aggregations: handle.definition.aggregations.clone(),
                 is_stale: self.is_stale(&snapshot, &handle, processed)?,
                 state: if handle.control.is_disabled() {
                     "Disabled"

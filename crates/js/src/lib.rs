@@ -49,7 +49,13 @@ pub enum JsError {
     OutOfMemory(usize),
     #[error("JavaScript was stopped: the request was cancelled")]
     Cancelled,
+    #[error("JavaScript ran more than the limit of {0} steps")]
+    StepLimit(u64),
 }
+
+/// QuickJS polls its interrupt handler once every this many function calls and backward jumps (its
+/// `JS_INTERRUPT_COUNTER_INIT`): a step limit is kept to that granularity.
+pub const STEPS_PER_POLL: u64 = 10_000;
 
 /// CPU time the calling thread has used, in nanoseconds.
 fn thread_cpu_nanos() -> u64 {
@@ -67,6 +73,10 @@ pub struct Sandbox {
     cancel: Arc<AtomicBool>,
     /// Set by the allocator when it refuses memory; cleared when a call starts.
     memory_refused: Arc<AtomicBool>,
+    /// Most steps a call may run (0: no limit), counted in interrupt polls (see [`Sandbox::set_step_limit`]).
+    step_limit: Arc<AtomicU64>,
+    /// Interrupt polls seen since the running call started.
+    polls: Arc<AtomicU64>,
 }
 
 impl Sandbox {
@@ -81,11 +91,13 @@ impl Sandbox {
         let runtime = Runtime::new_with_alloc(allocator).map_err(|e| JsError::Runtime(e.to_string()))?;
         runtime.set_max_stack_size(1 << 20);
         let deadline = Arc::new(AtomicU64::new(0));
-        let (watched, cancelled) = (deadline.clone(), cancel.clone());
+        let (step_limit, polls) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let (watched, cancelled, limit, counted) = (deadline.clone(), cancel.clone(), step_limit.clone(), polls.clone());
         // QuickJS calls this every few thousand operations on the thread running the script.
         runtime.set_interrupt_handler(Some(Box::new(move || {
             let d = watched.load(Ordering::Relaxed);
-            cancelled.load(Ordering::Relaxed) || (d != 0 && thread_cpu_nanos() > d)
+            let seen = counted.fetch_add(1, Ordering::Relaxed) + 1;
+            cancelled.load(Ordering::Relaxed) || (d != 0 && thread_cpu_nanos() > d) || over_steps(limit.load(Ordering::Relaxed), seen)
         })));
         let context = Context::full(&runtime).map_err(|e| JsError::Runtime(e.to_string()))?;
         context
@@ -101,7 +113,15 @@ impl Sandbox {
                 ctx.eval::<(), _>(HOST_PRELUDE)
             })
             .map_err(|e| JsError::Runtime(e.to_string()))?;
-        Ok(Sandbox { _runtime: runtime, context, limits, deadline, cancel, memory_refused })
+        Ok(Sandbox { _runtime: runtime, context, limits, deadline, cancel, memory_refused, step_limit, polls })
+    }
+
+    /// Stops every later call that runs more than `steps` steps (function calls and loop iterations) with
+    /// `JsError::StepLimit`; `None` removes the limit. QuickJS counts steps in polls of
+    /// [`STEPS_PER_POLL`], and its counter carries over from call to call, so a call fails once it has
+    /// surely run `max(steps, STEPS_PER_POLL)` steps: a limit below one poll acts as one poll.
+    pub fn set_step_limit(&self, steps: Option<u64>) {
+        self.step_limit.store(steps.unwrap_or(0), Ordering::Relaxed);
     }
 
     /// Like `call_with_documents`, with `host` answering the script's `__host(...)` calls.
@@ -111,6 +131,7 @@ impl Sandbox {
 
     fn arm(&self) {
         self.memory_refused.store(false, Ordering::Relaxed);
+        self.polls.store(0, Ordering::Relaxed);
         let at = thread_cpu_nanos() + self.limits.time.as_nanos() as u64;
         self.deadline.store(at, Ordering::Relaxed);
     }
@@ -129,6 +150,10 @@ impl Sandbox {
         }
         if self.memory_refused.load(Ordering::Relaxed) {
             return JsError::OutOfMemory(self.limits.memory_bytes);
+        }
+        let steps = self.step_limit.load(Ordering::Relaxed);
+        if over_steps(steps, self.polls.load(Ordering::Relaxed)) {
+            return JsError::StepLimit(steps);
         }
         if compile {
             JsError::Compile(message)
@@ -189,6 +214,13 @@ impl Sandbox {
         self.disarm();
         out
     }
+}
+
+/// Whether a call that has seen `polls` interrupt polls ran past a limit of `limit` steps (0: none). The
+/// first poll of a call comes after an unknown part of a period (the counter carries over), so only the
+/// periods after it are surely the call's own.
+fn over_steps(limit: u64, polls: u64) -> bool {
+    limit != 0 && polls >= 2 && (polls - 1) * STEPS_PER_POLL >= limit
 }
 
 /// The message of a script that did not compile, with the line and column QuickJS's stack names
@@ -353,6 +385,21 @@ mod tests {
         assert_eq!(js.call_with_host("g", &["{}"], &mut host).unwrap(), r#""no such op nope""#);
         // Without a host the call fails inside the script, not in Rust.
         assert!(matches!(js.call_with_document("f", r#"{"n":1}"#), Err(JsError::Runtime(m)) if m.contains("not available")));
+    }
+
+    #[test]
+    fn a_step_limit_stops_long_loops_and_lets_short_scripts_run() {
+        let js = Sandbox::new(Limits { time: Duration::from_secs(30), memory_bytes: 16 << 20 }).unwrap();
+        js.set_step_limit(Some(10_000));
+        js.define("spin", "(function() { let n = 0; for (let i = 0; i < 1e6; i++) { n += i; } return n; })").unwrap();
+        assert_eq!(js.call_with_document("spin", "{}"), Err(JsError::StepLimit(10_000)));
+        js.define("short", "(function(d) { let n = 0; for (let i = 0; i < 100; i++) { n += i; } return n + d.a; })").unwrap();
+        // Many short calls never add up: the count starts again with each call.
+        for _ in 0..1000 {
+            assert_eq!(js.call_with_document("short", r#"{"a":1}"#).unwrap(), "4951");
+        }
+        js.set_step_limit(None);
+        assert_eq!(js.call_with_document("spin", "{}").unwrap(), "499999500000");
     }
 
     #[test]

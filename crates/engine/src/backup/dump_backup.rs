@@ -80,6 +80,7 @@ fn backup_options(after_etag: u64) -> ExportOptions {
         compression: Compression::Zstd,
         after_etag,
         time_series_config: None,
+        transform: None,
     }
 }
 

@@ -17,7 +17,7 @@ const LEGACY_FULL: &str = ".ravendb-full-dump";
 const LEGACY_INCREMENTAL: &str = ".ravendb-incremental-dump";
 
 /// Whether `name` is a full (Some(true)) or incremental (Some(false)) dump backup file.
-fn kind_of(name: &str) -> Option<bool> {
+pub(super) fn kind_of(name: &str) -> Option<bool> {
     if name.ends_with(FULL_BACKUP_EXTENSION) || name.ends_with(LEGACY_FULL) {
         Some(true)
     } else if name.ends_with(INCREMENTAL_BACKUP_EXTENSION) || name.ends_with(LEGACY_INCREMENTAL) {
@@ -28,7 +28,7 @@ fn kind_of(name: &str) -> Option<bool> {
 }
 
 /// The name without its extension (`2026-11-26-14-05-09`), which orders the chain.
-fn stem(name: &str) -> &str {
+pub(super) fn stem(name: &str) -> &str {
     name.split_once('.').map_or(name, |(stem, _)| stem)
 }
 

@@ -10,6 +10,7 @@ mod options;
 mod reader;
 mod record_config;
 mod smuggler_result;
+mod transform;
 mod writer;
 
 pub use format::compression::{open_dump, Compression, DumpSink};
@@ -18,4 +19,5 @@ pub use options::{ExportOptions, ImportOptions};
 pub use reader::import;
 pub use record_config::RecordTypes;
 pub use smuggler_result::{Counts, SmugglerResult};
+pub use transform::{TransformScript, DEFAULT_MAX_STEPS};
 pub use writer::{export, Progress};

@@ -6,6 +6,7 @@ use serde_json::Value;
 use super::format::compression::Compression;
 use super::item_types::{ItemType, ItemTypes};
 use super::record_config::RecordTypes;
+use super::transform::TransformScript;
 use crate::EngineError;
 
 /// The options of an export.
@@ -24,6 +25,8 @@ pub struct ExportOptions {
     pub after_etag: u64,
     /// The record's time-series configuration (kept by the server's catalog), written in `DatabaseRecord`.
     pub time_series_config: Option<Value>,
+    /// Run on every exported document (`TransformScript`).
+    pub transform: Option<TransformScript>,
 }
 
 impl Default for ExportOptions {
@@ -35,6 +38,7 @@ impl Default for ExportOptions {
             compression: Compression::Gzip,
             after_etag: 0,
             time_series_config: None,
+            transform: None,
         }
     }
 }
@@ -54,6 +58,8 @@ pub struct ImportOptions {
     pub replay: bool,
     /// The parts of the dump's `DatabaseRecord` applied (`OperateOnDatabaseRecordTypes`).
     pub record_types: RecordTypes,
+    /// Run on every imported document (`TransformScript`).
+    pub transform: Option<TransformScript>,
 }
 
 impl Default for ImportOptions {
@@ -64,6 +70,7 @@ impl Default for ImportOptions {
             skip_revision_creation: false,
             replay: false,
             record_types: RecordTypes::default(),
+            transform: None,
         }
     }
 }
@@ -83,16 +90,6 @@ fn collections_of(json: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A transform script is refused: Corvid does not run one over a dump (yet).
-fn refuse_transform_script(json: &Value) -> Result<(), EngineError> {
-    match json.get("TransformScript").and_then(Value::as_str) {
-        Some(script) if !script.trim().is_empty() => {
-            Err(EngineError::NotSupported("A TransformScript in export/import options is not supported by Corvid yet".into()))
-        }
-        _ => Ok(()),
-    }
-}
-
 fn flag(json: &Value, key: &str, default: bool) -> bool {
     json.get(key).and_then(Value::as_bool).unwrap_or(default)
 }
@@ -100,7 +97,6 @@ fn flag(json: &Value, key: &str, default: bool) -> bool {
 impl ExportOptions {
     /// Reads the options JSON a client sends (an empty body means the defaults).
     pub fn from_json(json: &Value) -> Result<ExportOptions, EngineError> {
-        refuse_transform_script(json)?;
         let compression = match json.get("CompressionAlgorithm").and_then(Value::as_str) {
             None => Compression::Gzip,
             Some(name) => Compression::parse(name)
@@ -117,6 +113,7 @@ impl ExportOptions {
             compression,
             after_etag: 0,
             time_series_config: None,
+            transform: TransformScript::from_options(json)?,
         })
     }
 }
@@ -124,13 +121,13 @@ impl ExportOptions {
 impl ImportOptions {
     /// Reads the `importOptions` JSON a client sends.
     pub fn from_json(json: &Value) -> Result<ImportOptions, EngineError> {
-        refuse_transform_script(json)?;
         Ok(ImportOptions {
             types: types_of(json)?,
             collections: collections_of(json),
             skip_revision_creation: flag(json, "SkipRevisionCreation", false),
             replay: false,
             record_types: RecordTypes::from_options(json),
+            transform: TransformScript::from_options(json)?,
         })
     }
 
@@ -168,6 +165,7 @@ mod tests {
         let export = ExportOptions::from_json(&json!({"CompressionAlgorithm": "Zstd"})).unwrap();
         assert_eq!(export.compression, Compression::Zstd);
         assert!(export.types.contains(ItemType::CompareExchange), "absent types mean the defaults");
-        assert!(matches!(ImportOptions::from_json(&json!({"TransformScript": "this.x = 1"})), Err(EngineError::NotSupported(_))));
+        let import = ImportOptions::from_json(&json!({"TransformScript": "this.x = 1", "MaxStepsForTransformScript": 50})).unwrap();
+        assert_eq!(import.transform.map(|t| t.max_steps), Some(50));
     }
 }

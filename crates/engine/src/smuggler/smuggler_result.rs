@@ -67,6 +67,34 @@ impl SmugglerResult {
         }
     }
 
+    /// Adds the counts of `other`, the result of the file `name` of a folder imported, to these; its notes
+    /// are kept with the file's name.
+    pub fn absorb(&mut self, name: &str, other: SmugglerResult) {
+        let add = |into: &mut Counts, from: &Counts| {
+            into.processed |= from.processed;
+            into.read += from.read;
+            into.skipped += from.skipped;
+            into.errored += from.errored;
+            into.attachments += from.attachments;
+        };
+        add(&mut self.database_record, &other.database_record);
+        add(&mut self.documents, &other.documents);
+        add(&mut self.revision_documents, &other.revision_documents);
+        add(&mut self.tombstones, &other.tombstones);
+        add(&mut self.conflicts, &other.conflicts);
+        add(&mut self.identities, &other.identities);
+        add(&mut self.indexes, &other.indexes);
+        add(&mut self.compare_exchange, &other.compare_exchange);
+        add(&mut self.subscriptions, &other.subscriptions);
+        add(&mut self.counters, &other.counters);
+        add(&mut self.time_series, &other.time_series);
+        self.bytes += other.bytes;
+        for message in other.messages {
+            self.note(format!("{name}: {message}"));
+        }
+        self.record_config.extend(other.record_config);
+    }
+
     /// Items moved of every type, for progress.
     pub fn total_items(&self) -> u64 {
         self.sections().iter().map(|(_, c)| c.read + c.attachments).sum()

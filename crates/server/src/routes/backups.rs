@@ -17,7 +17,7 @@ use corvid_engine::{Database, EngineError, Operation, OperationResult};
 use corvid_types::NODE_TAG;
 use serde_json::{json, Value};
 
-use crate::backup_runs::{plan_of, run_backup, BackupPlan, RunOrigin};
+use crate::backup_runs::{apply_retention, plan_of, run_backup, BackupPlan, RunOrigin};
 use crate::body::read_json;
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
@@ -75,15 +75,17 @@ pub async fn put_periodic_backup(
     Ok(json_value(StatusCode::OK, &json!({"RaftCommandIndex": index, "TaskId": task_id})))
 }
 
-/// Starts a backup of `db` as an operation of the database on a thread of its own.
+/// Starts a backup of `db` as an operation of the database on a thread of its own. A periodic task run now
+/// (`task`: its configuration) then applies the task's `RetentionPolicy`, as its scheduled runs do.
 fn start_backup(
     state: &AppState,
     db: Arc<Database>,
     plan: BackupPlan,
-    task_id: Option<u64>,
+    task: Option<(u64, Value)>,
     incremental: bool,
     operation_id: Option<u64>,
 ) -> ApiResult<u64> {
+    let (task_id, task_config) = task.map_or((None, None), |(id, config)| (Some(id), Some(config)));
     let operation: Arc<Operation> =
         db.operations().start(operation_id, "DatabaseBackup", format!("Backup of database {} to {}", db.name(), plan.folder.display()));
     let id = operation.snapshot().id;
@@ -92,7 +94,16 @@ fn start_backup(
         let origin = RunOrigin { task_id, operation_id: Some(id) };
         let mut progress = |_: &str, bytes: u64| operation.add_processed(bytes);
         match run_backup(&landlord, &db, &plan, origin, incremental, &mut progress) {
-            Ok(summary) => operation.complete(OperationResult::Backup(summary)),
+            Ok(summary) => {
+                if let Some(config) = &task_config {
+                    match apply_retention(config, &plan, db.name()) {
+                        Ok(0) => {}
+                        Ok(removed) => tracing::info!(database = %db.name(), removed, "old backups removed by the retention policy"),
+                        Err(e) => tracing::warn!(database = %db.name(), error = %e, "the retention policy could not be applied"),
+                    }
+                }
+                operation.complete(OperationResult::Backup(summary))
+            }
             Err(e) => operation.fail(e),
         }
     });
@@ -132,7 +143,7 @@ pub async fn backup_task_now(State(state): State<AppState>, Path(db): Path<Strin
         ))
         .into());
     }
-    let id = start_backup(&state, database, plan, Some(task_id), incremental, query.get_u64("operationId"))?;
+    let id = start_backup(&state, database, plan, Some((task_id, config)), incremental, query.get_u64("operationId"))?;
     Ok(json_value(StatusCode::OK, &json!({"ResponsibleNode": NODE_TAG, "OperationId": id})))
 }
 

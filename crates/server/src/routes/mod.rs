@@ -35,6 +35,7 @@ mod restore;
 mod revisions;
 mod server;
 mod smuggler;
+mod smuggler_dir;
 mod stats;
 mod streams;
 mod studio;
@@ -78,6 +79,7 @@ pub fn router(state: AppState) -> Router {
         .route("/bulk_insert", post(bulk_insert::bulk_insert))
         .route("/smuggler/export", post(smuggler::export))
         .route("/smuggler/import", post(smuggler::import))
+        .route("/admin/smuggler/import-dir", get(smuggler_dir::import_dir).post(smuggler_dir::import_dir))
         .route("/multi_get", post(multi_get::multi_get))
         .route("/streams/queries", post(streams::stream_query_post).get(streams::stream_query_get))
         .route("/streams/docs", get(streams::stream_docs))

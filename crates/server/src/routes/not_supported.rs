@@ -9,7 +9,9 @@ const DATABASE_FEATURES: &[(&str, &str)] = &[
     ("/admin/revisions/config/enforce", "enforcing the revisions configuration on existing revisions"),
     ("/admin/revisions/orphaned", "adopting orphaned revisions"),
     ("/admin/revisions/bin-cleaner", "the revisions bin cleaner"),
-    ("/admin/smuggler", "server-side import from a file, folder or URL (smuggler)"),
+    ("/admin/smuggler/import", "server-side import from a file or URL (smuggler)"),
+    ("/admin/smuggler/import-s3-dir", "server-side import from a file or URL (smuggler)"),
+    ("/admin/smuggler/migrate", "migration from another server (smuggler)"),
     ("/admin/backup", "backups to destinations other than a local folder"),
     ("/admin/periodic-backup", "backups to destinations other than a local folder"),
     ("/attachments/bulk", "retrieving attachments in bulk"),
@@ -87,10 +89,8 @@ mod tests {
     #[test]
     fn features_are_found_by_whole_segments() {
         assert_eq!(feature_of("/databases/db1/admin/timeseries/policy"), None);
-        assert_eq!(
-            feature_of("/databases/db1/admin/smuggler/import-dir"),
-            Some("server-side import from a file, folder or URL (smuggler)")
-        );
+        assert_eq!(feature_of("/databases/db1/admin/smuggler/import"), Some("server-side import from a file or URL (smuggler)"));
+        assert_eq!(feature_of("/databases/db1/admin/smuggler/import-dir"), None, "served");
         assert_eq!(feature_of("/databases/db1/admin/smugglerX"), None);
         assert_eq!(feature_of("/databases/db1/docs"), None);
         assert!(feature_of("/admin/certificates/letsencrypt/force-renew").is_some_and(|f| f.contains("Let's Encrypt")));

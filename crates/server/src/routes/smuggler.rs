@@ -120,6 +120,11 @@ async fn export_options(state: &AppState, headers: &HeaderMap, body: Body) -> Ap
             json.insert(key.into(), json!(value));
         }
     }
+    if let Some(steps) = form.get_non_empty("MaxStepsForTransformScript") {
+        let steps: u64 =
+            steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
+        json.insert("MaxStepsForTransformScript".into(), json!(steps));
+    }
     if let Some(value) = form.get_non_empty("IncludeArtificial") {
         json.insert("IncludeArtificial".into(), json!(value.eq_ignore_ascii_case("true")));
     }
@@ -137,6 +142,10 @@ pub async fn export(
 ) -> ApiResult<Response> {
     let query = QueryParams::parse(raw.as_deref())?;
     let mut options = export_options(&state, &headers, body).await?;
+    // A script that does not compile is answered as an error, not as a download cut short.
+    if let Some(script) = options.transform.clone() {
+        blocking(move || Ok(script.check()?)).await?;
+    }
     let database = state.landlord.database(&db).await?;
     options.time_series_config = state.landlord.entry(&db).and_then(|entry| entry.time_series);
     let operation = database.operations().start(query.get_u64("operationId"), "DatabaseExport", format!("Export of database '{db}'"));
@@ -231,22 +240,7 @@ pub async fn import(
     drop(multipart);
     match outcome {
         Ok(mut result) => {
-            if !result.record_config.is_empty() {
-                let (landlord, name, parts) = (state.landlord.clone(), db.clone(), std::mem::take(&mut result.record_config));
-                let database = state.landlord.database(&db).await?;
-                let notes = blocking(move || {
-                    let (mut notes, mut time_series) = (Vec::new(), None);
-                    landlord.update(&name, |entry| {
-                        notes = super::imported_record::keep_in_entry(entry, &parts);
-                        time_series = entry.time_series.clone();
-                    })?;
-                    // Rollup and retention policies of the imported configuration start running now.
-                    database.set_time_series_policies(corvid_engine::time_series_policy::policies_of(time_series.as_ref()));
-                    Ok(notes)
-                })
-                .await?;
-                result.messages.extend(notes);
-            }
+            keep_record_config(&state, &db, &mut result).await?;
             tracing::info!(database = %db, summary = %result.summary(), bytes = result.bytes, "import done");
             let json = result_json(&result);
             operation.complete(OperationResult::Smuggler(Box::new(result)));
@@ -258,4 +252,26 @@ pub async fn import(
             Err(error)
         }
     }
+}
+
+/// Keeps the parts of an imported `DatabaseRecord` in the server's catalog (the engine applied its own).
+pub(crate) async fn keep_record_config(state: &AppState, db: &str, result: &mut SmugglerResult) -> ApiResult<()> {
+    if result.record_config.is_empty() {
+        return Ok(());
+    }
+    let (landlord, name, parts) = (state.landlord.clone(), db.to_owned(), std::mem::take(&mut result.record_config));
+    let database = state.landlord.database(db).await?;
+    let notes = blocking(move || {
+        let (mut notes, mut time_series) = (Vec::new(), None);
+        landlord.update(&name, |entry| {
+            notes = super::imported_record::keep_in_entry(entry, &parts);
+            time_series = entry.time_series.clone();
+        })?;
+        // Rollup and retention policies of the imported configuration start running now.
+        database.set_time_series_policies(corvid_engine::time_series_policy::policies_of(time_series.as_ref()));
+        Ok(notes)
+    })
+    .await?;
+    result.messages.extend(notes);
+    Ok(())
 }

@@ -155,6 +155,8 @@ const TABLE: &[(&str, &str, Access)] = &[
     // RavenDB: export is a read, import a write, of a valid user with access to the database.
     ("/databases/{db}/smuggler/export", "POST", DatabaseRead),
     ("/databases/{db}/smuggler/import", "POST", DatabaseWrite),
+    // Reads a folder of the server's disk: RavenDB asks for an operator.
+    ("/databases/{db}/admin/smuggler/import-dir", "*", Operator),
     ("/databases/{db}/admin/expiration/config", "POST", DatabaseAdmin),
     ("/databases/{db}/admin/refresh/config", "POST", DatabaseAdmin),
     ("/databases/{db}/expiration/config", "GET", DatabaseRead),

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use crate::indexing::AutoIndexField;
+use crate::smuggler::format::auto_map_reduce;
 use crate::smuggler::smuggler_result::SmugglerResult;
 use crate::subscriptions::{SubscriptionKey, SubscriptionRequest};
 use crate::{Database, EngineError};
@@ -28,7 +29,7 @@ pub(crate) fn import_index(db: &Database, item: &Value, result: &mut SmugglerRes
     }
     let outcome = match kind {
         "AutoMap" => auto_map(db, definition),
-        "AutoMapReduce" => Err(EngineError::NotSupported("automatic map-reduce definitions are not imported yet".into())),
+        "AutoMapReduce" => auto_map_reduce(db, definition),
         _ => db.put_indexes(std::slice::from_ref(definition)).map(|_| ()),
     };
     match outcome {
@@ -64,6 +65,13 @@ fn auto_map(db: &Database, definition: &Value) -> Result<(), EngineError> {
         needed.push(spec);
     }
     db.indexes.find_or_create(collection, &needed)?;
+    Ok(())
+}
+
+/// An automatic map-reduce index, from RavenDB's persisted form (see `format::auto_map_reduce`).
+fn auto_map_reduce(db: &Database, definition: &Value) -> Result<(), EngineError> {
+    let (collection, group_by, aggregations) = auto_map_reduce::parse(definition).map_err(EngineError::bad_request)?;
+    db.indexes.find_or_create_reduce(&collection, &group_by, &aggregations)?;
     Ok(())
 }
 

@@ -25,11 +25,15 @@ use super::item_types::ItemType;
 use super::options::ImportOptions;
 use super::record_config;
 use super::smuggler_result::SmugglerResult;
+use super::transform::Transformer;
 use super::writer::Progress;
 use crate::{Database, EngineError};
 use batch_writer::{BatchWriter, ImportItem};
 use documents::DocumentsItem;
 use dump_reader::{DumpReader, SectionValue};
+
+/// A document item split as `documents::classify` splits it: its body without `@metadata`, and that.
+type SplitDocument = (String, serde_json::Map<String, Value>);
 
 /// Progress is reported after this many items.
 const PROGRESS_EVERY: u64 = 1024;
@@ -51,6 +55,8 @@ struct ImportRun<'a, 'p, R: BufRead> {
     complete: Vec<String>,
     /// The record's revisions configuration, set once the documents are in.
     revisions_config: Option<crate::revisions::RevisionsConfig>,
+    /// The compiled `TransformScript`, run on every current document.
+    transform: Option<Transformer>,
 }
 
 /// Reads the dump in `input` (gzip, zstd or plain JSON, decompressed on a thread of its own) into the
@@ -71,6 +77,8 @@ fn import_plain(
     stream: impl BufRead,
     progress: Progress<'_>,
 ) -> Result<SmugglerResult, EngineError> {
+    // Compiled first: a script that does not compile fails the import before anything is written.
+    let transform = options.transform.as_ref().map(Transformer::new).transpose()?;
     let mut run = ImportRun {
         db,
         options,
@@ -84,6 +92,7 @@ fn import_plain(
         staged: HashMap::new(),
         complete: Vec::new(),
         revisions_config: None,
+        transform,
     };
     let outcome = run.sections();
     if outcome.is_err() {
@@ -349,6 +358,26 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
         Ok(())
     }
 
+    /// A current document as the `TransformScript` leaves it (`item` rewritten, split again), None when the
+    /// script skips it; revisions and imports without a script pass through.
+    fn transformed(
+        &self,
+        revisions: bool,
+        item: &mut Vec<u8>,
+        body: String,
+        metadata: serde_json::Map<String, Value>,
+    ) -> Result<Option<SplitDocument>, EngineError> {
+        let Some(transformer) = self.transform.as_ref().filter(|_| !revisions) else { return Ok(Some((body, metadata))) };
+        let id = metadata.get(corvid_types::metadata::ID).and_then(Value::as_str).unwrap_or("").to_owned();
+        if !transformer.apply_in_place(&id, item)? {
+            return Ok(None);
+        }
+        match documents::classify(item) {
+            Ok(DocumentsItem::Document { body, metadata }) => Ok(Some((body, metadata))),
+            _ => Err(EngineError::bad_request(format!("the transform script did not leave '{id}' a document"))),
+        }
+    }
+
     /// `Docs` or `RevisionDocuments`: attachment contents are staged, documents written with them.
     fn documents(&mut self, revisions: bool, item: &mut Vec<u8>) -> Result<(), EngineError> {
         let keep_attachments = !revisions && self.wants(ItemType::Attachments);
@@ -373,6 +402,10 @@ impl<R: BufRead> ImportRun<'_, '_, R> {
                     }
                 }
                 DocumentsItem::Document { body, metadata } => {
+                    let Some((body, metadata)) = self.transformed(revisions, item, body, metadata)? else {
+                        self.result.documents.skipped += 1;
+                        continue;
+                    };
                     let parsed = match documents::parse_document(item, body, metadata) {
                         Ok(parsed) => parsed,
                         Err(e) => {

@@ -6,7 +6,7 @@ use std::io::Write;
 use serde_json::{json, Value};
 
 use super::{io_error, ExportRun};
-use crate::smuggler::format::sections;
+use crate::smuggler::format::{auto_map_reduce, sections};
 use crate::smuggler::item_types::ItemType;
 use crate::{EngineError, IndexInfo};
 
@@ -44,6 +44,9 @@ pub(crate) fn index_item(info: &IndexInfo) -> Option<Value> {
         definition.insert("Name".into(), json!(info.name));
         definition.insert("Type".into(), json!(info.index_type));
         return Some(json!({"Type": info.index_type, "IndexDefinition": definition}));
+    }
+    if info.index_type == "AutoMapReduce" {
+        return Some(auto_map_reduce::render(info));
     }
     if info.index_type != "AutoMap" {
         return None;

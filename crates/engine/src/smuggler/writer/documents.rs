@@ -13,6 +13,7 @@ use super::{io_error, ExportRun};
 use crate::document_json::DocumentJson;
 use crate::smuggler::format::counter_group;
 use crate::smuggler::format::sections::{self, ATTACHMENT_EXPORT_TYPE, EXPORT_TYPE};
+use crate::smuggler::transform::Transformed;
 use crate::EngineError;
 
 /// Attachment contents are copied through a buffer this large.
@@ -54,10 +55,20 @@ pub(super) fn documents<W: Write>(run: &mut ExportRun<'_, '_, W>) -> Result<(), 
             run.result.documents.skipped += 1;
             return Ok(());
         }
+        let mut json = doc.to_json_string(false);
+        if let Some(transform) = &run.transform {
+            match transform.apply(&doc.id, &json)? {
+                Transformed::Document(text) => json = text,
+                Transformed::Skipped => {
+                    run.result.documents.skipped += 1;
+                    return Ok(());
+                }
+            }
+        }
         if doc.flags & flags::HAS_ATTACHMENTS != 0 && run.options.attachments() {
             write_attachments(run, &doc, &mut streamed)?;
         }
-        run.out.item(&doc.to_json_string(false)).map_err(io_error)?;
+        run.out.item(&json).map_err(io_error)?;
         run.result.documents.read += 1;
         run.advance()
     })?;

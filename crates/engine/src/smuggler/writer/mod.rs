@@ -16,6 +16,7 @@ use super::format::threaded::compress_on_thread;
 use super::item_types::ItemType;
 use super::options::ExportOptions;
 use super::smuggler_result::SmugglerResult;
+use super::transform::Transformer;
 use crate::{Database, EngineError};
 use dump_writer::DumpWriter;
 
@@ -33,6 +34,8 @@ pub(crate) struct ExportRun<'a, 'p, W: Write> {
     pub options: &'a ExportOptions,
     pub out: DumpWriter<W>,
     pub result: SmugglerResult,
+    /// The compiled `TransformScript`, run on every document written.
+    pub transform: Option<Transformer>,
     progress: Progress<'p>,
     since_progress: u64,
 }
@@ -86,11 +89,13 @@ pub fn export<W: Write + Send>(
 
 /// The dump's plain JSON, section by section, into `pipe`.
 fn write_dump(db: &Database, options: &ExportOptions, pipe: PipeWriter, progress: Progress<'_>) -> Result<SmugglerResult, EngineError> {
+    // Compiled first: a script that does not compile fails the export before a byte of it is written.
+    let transform = options.transform.as_ref().map(Transformer::new).transpose()?;
     let txn = db.store.read()?;
     let writer = DumpWriter::begin(pipe, BUILD_VERSION).map_err(io_error)?;
     let result =
         SmugglerResult { last_etag: txn.last_etag()?, last_raft_index: txn.last_compare_exchange_index()?, ..SmugglerResult::default() };
-    let mut run = ExportRun { db, txn, options, out: writer, result, progress, since_progress: 0 };
+    let mut run = ExportRun { db, txn, options, out: writer, result, transform, progress, since_progress: 0 };
     let types = options.types;
     if types.contains(ItemType::DatabaseRecord) {
         definitions::database_record(&mut run)?;
