@@ -25,18 +25,29 @@ pub fn prune(destination: &Path, database: &str, keep: Duration, now: time::Offs
     let cutoff_name = snapshot_folder_name(database, cutoff);
     // `<time>.corvid-<database>-snapshot[-n]`: the time sorts like the name.
     let own_suffix = snapshot_folder_name(database, now).split_once('.').map(|(_, s)| format!(".{s}")).unwrap_or_default();
-    let mut ours: Vec<String> = std::fs::read_dir(destination)
+    let ours: Vec<(String, String)> = std::fs::read_dir(destination)
         .map_err(BackupError::io(destination))?
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|name| name.ends_with(&own_suffix) || name.contains(&format!("{own_suffix}-")))
         .filter(|name| name.contains(SNAPSHOT_FOLDER_SUFFIX) && destination.join(name).join(MANIFEST_FILE).is_file())
+        .map(|name| {
+            let stamp = name[..19].to_owned();
+            (name, stamp)
+        })
         .collect();
-    ours.sort();
-    ours.pop();
+    remove_older_than(destination, ours, &cutoff_name[..19])
+}
+
+/// Removes the folders (name, time stamp of the newest backup it holds) of `destination` whose stamp is
+/// before `cutoff_stamp`, never the newest folder by name (names start with their creation time). Returns
+/// the removed folders.
+fn remove_older_than(destination: &Path, mut folders: Vec<(String, String)>, cutoff_stamp: &str) -> Result<Vec<PathBuf>, BackupError> {
+    folders.sort();
+    folders.pop();
     let mut removed = Vec::new();
-    for name in ours {
-        if name[..19] < cutoff_name[..19] {
+    for (name, stamp) in folders {
+        if stamp.as_str() < cutoff_stamp {
             let path = destination.join(&name);
             std::fs::remove_dir_all(&path).map_err(BackupError::io(&path))?;
             removed.push(path);
@@ -77,17 +88,7 @@ pub fn prune_dump_folders(
         let newest = files.iter().map(|f| f[..19].to_owned()).max().unwrap_or_default();
         ours.push((name, newest));
     }
-    ours.sort();
-    ours.pop();
-    let mut removed = Vec::new();
-    for (name, newest) in ours {
-        if newest < cutoff_stamp {
-            let path = destination.join(&name);
-            std::fs::remove_dir_all(&path).map_err(BackupError::io(&path))?;
-            removed.push(path);
-        }
-    }
-    Ok(removed)
+    remove_older_than(destination, ours, &cutoff_stamp)
 }
 
 #[cfg(test)]
