@@ -115,9 +115,20 @@ async fn export_options(state: &AppState, headers: &HeaderMap, body: Body) -> Ap
         return Ok(ExportOptions::from_json(&crate::body::parse_json(options.as_bytes())?)?);
     }
     let mut json = Map::new();
-    for key in ["OperateOnTypes", "CompressionAlgorithm", "CompressionLevel", "TransformScript"] {
+    copy_form_options(&form, &["OperateOnTypes", "CompressionAlgorithm", "CompressionLevel", "TransformScript"], &mut json)?;
+    if let Some(value) = form.get_non_empty("IncludeArtificial") {
+        json.insert("IncludeArtificial".into(), json!(value.eq_ignore_ascii_case("true")));
+    }
+    json.insert("Collections".into(), json!(form.get_all("Collections")));
+    Ok(ExportOptions::from_json(&Value::Object(json))?)
+}
+
+/// Copies the text options `keys` and `MaxStepsForTransformScript` (a number) of a form or query into the
+/// options JSON the engine reads.
+pub(super) fn copy_form_options(form: &QueryParams, keys: &[&str], json: &mut Map<String, Value>) -> ApiResult<()> {
+    for key in keys {
         if let Some(value) = form.get_non_empty(key) {
-            json.insert(key.into(), json!(value));
+            json.insert((*key).into(), json!(value));
         }
     }
     if let Some(steps) = form.get_non_empty("MaxStepsForTransformScript") {
@@ -125,11 +136,7 @@ async fn export_options(state: &AppState, headers: &HeaderMap, body: Body) -> Ap
             steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
         json.insert("MaxStepsForTransformScript".into(), json!(steps));
     }
-    if let Some(value) = form.get_non_empty("IncludeArtificial") {
-        json.insert("IncludeArtificial".into(), json!(value.eq_ignore_ascii_case("true")));
-    }
-    json.insert("Collections".into(), json!(form.get_all("Collections")));
-    Ok(ExportOptions::from_json(&Value::Object(json))?)
+    Ok(())
 }
 
 /// `POST /databases/{db}/smuggler/export?operationId=`.

@@ -13,7 +13,7 @@ use corvid_engine::smuggler::{ImportOptions, SmugglerResult};
 use corvid_engine::OperationResult;
 use serde_json::{json, Map, Value};
 
-use super::smuggler::{keep_record_config, result_json};
+use super::smuggler::{copy_form_options, keep_record_config, result_json};
 use crate::error::{ApiError, ApiResult};
 use crate::query::QueryParams;
 use crate::responses::{blocking, json_value};
@@ -22,16 +22,7 @@ use crate::state::AppState;
 /// The import options the query carries.
 fn options_of(query: &QueryParams) -> ApiResult<ImportOptions> {
     let mut json = Map::new();
-    for key in ["OperateOnTypes", "TransformScript"] {
-        if let Some(value) = query.get_non_empty(key) {
-            json.insert(key.into(), json!(value));
-        }
-    }
-    if let Some(steps) = query.get_non_empty("MaxStepsForTransformScript") {
-        let steps: u64 =
-            steps.parse().map_err(|_| ApiError::BadRequest(format!("MaxStepsForTransformScript '{steps}' is not a number")))?;
-        json.insert("MaxStepsForTransformScript".into(), json!(steps));
-    }
+    copy_form_options(query, &["OperateOnTypes", "TransformScript"], &mut json)?;
     json.insert("SkipRevisionCreation".into(), json!(query.get_bool("SkipRevisionCreation")));
     json.insert("Collections".into(), json!(query.get_all("collection")));
     Ok(ImportOptions::from_json(&Value::Object(json))?)
