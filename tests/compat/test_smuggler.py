@@ -215,9 +215,28 @@ def test_a_ravendb_4x_dump_written_by_hand(store, server_url, db_name, http, tmp
     assert len(_documents(http, server_url, db_name)) == 1
 
 
-def _import_raw(http, url, db, data: bytes):
+def _import_raw(http, url, db, data: bytes, timeout: float = 60):
     files = {"importOptions": (None, "{}", "application/json"), "file": ("name", io.BytesIO(data), "application/octet-stream")}
-    return http.post(f"{url}/databases/{db}/smuggler/import?operationId=1", files=files, timeout=60)
+    return http.post(f"{url}/databases/{db}/smuggler/import?operationId=1", files=files, timeout=timeout)
+
+
+def _import_cut_by_a_crash(server, http, url, db, data: bytes, after: float, timeout: float) -> str:
+    """Starts importing `data` into `db`, kills the server (SIGKILL) `after` seconds later and restarts it;
+    returns the restarted server's URL."""
+    import threading
+
+    def send():
+        try:
+            _import_raw(http, url, db, data, timeout)
+        except requests.RequestException:
+            pass
+
+    sender = threading.Thread(target=send)
+    sender.start()
+    time.sleep(after)
+    server.restart(crash=True)
+    sender.join(timeout=timeout)
+    return server.url
 
 
 def test_truncated_and_garbage_dumps_stop_with_a_clear_error(store, server_url, db_name, http):
@@ -255,20 +274,7 @@ def test_a_repeated_import_after_kill_9_converges(server_factory, tmp_path):
         _export(store, dump)
     data = dump.read_bytes()
     # Kill the server while the import runs.
-    import threading
-
-    def send():
-        try:
-            _import_raw(http, url, target, data)
-        except requests.RequestException:
-            pass
-
-    sender = threading.Thread(target=send)
-    sender.start()
-    time.sleep(0.3)
-    server.restart(crash=True)
-    sender.join(timeout=60)
-    url = server.url
+    url = _import_cut_by_a_crash(server, http, url, target, data, after=0.3, timeout=60)
     with open_store(url, target) as store:
         result = _import(store, dump)
         assert result.documents.read_count == 20000

@@ -5,16 +5,14 @@ storage check must pass."""
 
 from __future__ import annotations
 
-import io
 import json
 import random
-import threading
-import time
 
 import requests
 from ravendb.documents.smuggler.common import DatabaseSmugglerExportOptions, DatabaseSmugglerImportOptions
 
 from corvid_support import create_database, open_store
+from test_smuggler import _import_cut_by_a_crash
 
 DOCUMENTS = 10_000  # more than one import batch (8,192 items)
 EVERY = 7  # one document in EVERY has an attachment
@@ -48,11 +46,6 @@ def _attachment(http, url, db, doc_id) -> bytes:
     return r.content
 
 
-def _import_raw(http, url, db, data: bytes):
-    files = {"importOptions": (None, "{}", "application/json"), "file": ("dump", io.BytesIO(data), "application/octet-stream")}
-    return http.post(f"{url}/databases/{db}/smuggler/import?operationId=7", files=files, timeout=120)
-
-
 def test_attachments_loaded_and_imported_in_batches_survive_kill_9_byte_for_byte(server_factory, tmp_path):
     server = server_factory()
     url = server.url
@@ -67,19 +60,7 @@ def test_attachments_loaded_and_imported_in_batches_survive_kill_9_byte_for_byte
         dump = tmp_path / "attachments.ravendbdump"
         store.smuggler.export(DatabaseSmugglerExportOptions(), str(dump)).wait_for_completion()
     data = dump.read_bytes()
-
-    def send():
-        try:
-            _import_raw(http, url, target, data)
-        except requests.RequestException:
-            pass
-
-    sender = threading.Thread(target=send)
-    sender.start()
-    time.sleep(0.4)
-    server.restart(crash=True)
-    sender.join(timeout=120)
-    url = server.url
+    url = _import_cut_by_a_crash(server, http, url, target, data, after=0.4, timeout=120)
     with open_store(url, target) as store:
         result = store.smuggler.import_data(DatabaseSmugglerImportOptions(), str(dump)).wait_for_completion()
         assert result.documents.read_count == DOCUMENTS
